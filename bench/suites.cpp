@@ -1,0 +1,82 @@
+// The helpers every suite shares; see suites.hpp.
+#include "bench/suites.hpp"
+
+#include <cmath>
+
+#include "common/errors.hpp"
+#include "common/random.hpp"
+#include "common/registry.hpp"
+
+namespace triptych::bench {
+
+std::vector<Variant> variants(const Options& options) {
+    std::vector<Variant> out;
+    for (const std::string& name : backend_names()) {
+        const Backend& b = backend(name);
+        const DeviceKind kind = b.device_kind();
+        if (kind != DeviceKind::Simulator)
+            out.push_back({name, &b, kind});
+        else if (options.include_simulator)
+            out.push_back({name + "_on_simulator", &b, kind});
+    }
+    return out;
+}
+
+std::vector<std::int64_t> powers_of_two(std::int64_t low, std::int64_t high) {
+    std::vector<std::int64_t> sizes;
+    for (std::int64_t n = 1; n <= high; n *= 2)
+        if (n >= low) sizes.push_back(n);
+    return sizes;
+}
+
+// 2^16 floats (256 KiB) fit in L2, 2^20 (4 MiB) in L3, 2^24 (64 MiB) only in DRAM; a GPU adds
+// 2^26 (256 MiB), where launch overhead is negligible against the transfer. The simulator runs
+// one fiber per CUDA thread, so it gets one small size.
+std::vector<std::int64_t> stream_sizes(DeviceKind kind, const Options& options) {
+    switch (kind) {
+        case DeviceKind::Gpu:
+            if (options.quick) return {1 << 16, 1 << 20};
+            return {1 << 16, 1 << 20, 1 << 24, 1 << 26};
+        case DeviceKind::Simulator:
+            return {1 << 12};
+        case DeviceKind::Cpu:
+            break;
+    }
+    if (options.quick) return {1 << 16, 1 << 18};
+    return {1 << 16, 1 << 20, 1 << 24};
+}
+
+std::vector<float> random_values(std::int64_t count) {
+    std::vector<float> values(static_cast<std::size_t>(count));
+    Rng(20240601).uniform(values);
+    return values;
+}
+
+void add(const std::string& name, std::function<void(benchmark::State&)> body) {
+    benchmark::RegisterBenchmark(name.c_str(), std::move(body))
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+}
+
+bool warm_up(benchmark::State& state, const std::function<void()>& op, const Backend& owner,
+             const Tensor& output) {
+    try {
+        op();
+        owner.synchronize();
+        const std::vector<float> values = owner.download(output);
+        for (std::size_t i = 0; i < values.size(); ++i)
+            if (std::isnan(values[i])) {
+                state.SkipWithError(("output element " + std::to_string(i) +
+                                     " was never written (still NaN); not timed")
+                                        .c_str());
+                return false;
+            }
+    } catch (const Error& e) {
+        state.SkipWithError(e.what());
+        return false;
+    }
+    state.SetLabel(owner.device());
+    return true;
+}
+
+}  // namespace triptych::bench

@@ -1,0 +1,64 @@
+// What the benchmark suites of triptych_bench share: the options, the list of variants to time,
+// size ladders, random inputs, and the one way a benchmark is registered and warmed up.
+//
+// Every row is named `<op>/<variant>/<size>` ("gemm/cpu_eigen_omp/1024x1024x1024",
+// "relu_forward/gpu_tiled/16777216"). Variants come from the registry, so a new backend is
+// benchmarked without touching bench/. Simulator variants are skipped: their times describe the
+// CPU running the simulator, not a GPU. With --include-simulator they run at small sizes as
+// `<variant>_on_simulator`, a name the report keeps out of every GPU column.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/backend.hpp"
+
+namespace triptych::bench {
+
+struct Options {
+    bool quick = false;              // small sizes only: for tests and CI
+    bool include_simulator = false;  // also time simulator variants, under a name that says so
+};
+
+// A backend to benchmark and the name its rows carry.
+struct Variant {
+    std::string label;  // the registry name, or "<name>_on_simulator"
+    const Backend* backend;
+    DeviceKind kind;
+};
+
+// The registry's variants in rank order, minus the simulator ones unless options ask for them.
+std::vector<Variant> variants(const Options& options);
+
+// 2^k for every k with low <= 2^k <= high.
+std::vector<std::int64_t> powers_of_two(std::int64_t low, std::int64_t high);
+
+// The sizes (in floats) of the memory-bound rows, ReLU and copies, on a device of `kind`; the copy
+// rows use the same sizes so that every ReLU row has its ceiling next to it.
+std::vector<std::int64_t> stream_sizes(DeviceKind kind, const Options& options);
+
+// `count` floats drawn uniformly from [-1, 1), the same on every call (seeded), so that every
+// variant works on identical data.
+std::vector<float> random_values(std::int64_t count);
+
+// Registers `body` as benchmark `name`. Rows are timed in wall-clock time: OpenMP worker threads
+// and GPU kernels do not show in the main thread's CPU time, which Google Benchmark uses by default.
+void add(const std::string& name, std::function<void(benchmark::State&)> body);
+
+// Runs `op` once before timing: that proves the variant implements the op and warms caches and
+// the GPU. Then checks that `output` holds no NaN (allocate() fills with NaN, so a NaN left means
+// an element was never written, and a fast time for it would be a lie). Returns false, after
+// telling `state` why, when the row cannot be timed.
+bool warm_up(benchmark::State& state, const std::function<void()>& op, const Backend& owner,
+             const Tensor& output);
+
+// Each suite registers its rows; see the top of gemm.cpp, relu.cpp and copy.cpp.
+void register_gemm(const Options& options);
+void register_relu(const Options& options);
+void register_copy(const Options& options);
+
+}  // namespace triptych::bench

@@ -1,0 +1,57 @@
+#include "common/compare.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace triptych {
+
+Comparison compare(std::span<const float> out, std::span<const double> ref, Tolerance tol,
+                   std::span<const double> scale) {
+    Comparison c;
+    if (out.size() != ref.size() || (!scale.empty() && scale.size() != ref.size())) {
+        c.problem = "output has " + std::to_string(out.size()) + " elements, reference " +
+                    std::to_string(ref.size());
+        return c;
+    }
+    double diff_norm2 = 0.0, ref_norm2 = 0.0;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        const double o = out[i];
+        const double error = std::abs(o - ref[i]);
+        const double magnitude = scale.empty() ? std::abs(ref[i]) : scale[i];
+        const double bound = tol.atol + tol.rtol * magnitude;
+        const bool good = std::isfinite(o) && error <= bound;  // false for NaN error
+        if (!good) {
+            if (c.first_bad < 0) {
+                c.first_bad = static_cast<std::int64_t>(i);
+                c.first_bad_output = o;
+                c.first_bad_reference = ref[i];
+            }
+            ++c.bad_count;
+        }
+        c.max_abs_error = std::isfinite(error) ? std::max(c.max_abs_error, error)
+                                               : std::numeric_limits<double>::infinity();
+        diff_norm2 += error * error;
+        ref_norm2 += ref[i] * ref[i];
+    }
+    c.relative_error = ref_norm2 > 0 ? std::sqrt(diff_norm2 / ref_norm2) : std::sqrt(diff_norm2);
+    if (!std::isfinite(c.relative_error)) c.relative_error = std::numeric_limits<double>::infinity();
+    c.passed = c.bad_count == 0 && !out.empty();
+    if (out.empty()) c.problem = "nothing to compare (empty output)";
+    return c;
+}
+
+std::string Comparison::describe() const {
+    if (!problem.empty()) return problem;
+    char line[256];
+    if (passed) {
+        std::snprintf(line, sizeof line, "max abs %.3g, rel %.3g", max_abs_error, relative_error);
+    } else {
+        std::snprintf(line, sizeof line, "%lld elements wrong, first at index %lld: %.9g vs %.9g",
+                      static_cast<long long>(bad_count), static_cast<long long>(first_bad),
+                      first_bad_output, first_bad_reference);
+    }
+    return line;
+}
+
+}  // namespace triptych

@@ -1,0 +1,17 @@
+// HostBackend: the memory half of a Backend whose tensors live in ordinary host memory (the CPU
+// variants). Buffers are 64-byte aligned (a cache line, and enough for any SIMD load) and filled
+// with NaN, so an output an op forgets to write is caught by the comparison.
+#pragma once
+
+#include "common/backend.hpp"
+
+namespace triptych {
+
+class HostBackend : public Backend {
+protected:
+    std::shared_ptr<float> allocate_buffer(std::int64_t count) const override;
+    void copy_to_backend(float* dst, const float* src, std::int64_t count) const override;
+    void copy_to_host(float* dst, const float* src, std::int64_t count) const override;
+};
+
+}  // namespace triptych

@@ -1,0 +1,20 @@
+// cpu_naive ReLU: y = max(x, 0); its gradient passes dy where x > 0 and is 0 elsewhere
+// (at x == 0 exactly we take 0, as PyTorch does). Templates: float for the variant, double for
+// the reference.
+#pragma once
+
+#include <cstdint>
+
+namespace triptych::cpu_naive {
+
+template <typename T>
+void relu_forward(std::int64_t n, const T* x, T* y) {
+    for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] > T(0) ? x[i] : T(0);
+}
+
+template <typename T>
+void relu_backward(std::int64_t n, const T* x, const T* dy, T* dx) {
+    for (std::int64_t i = 0; i < n; ++i) dx[i] = x[i] > T(0) ? dy[i] : T(0);
+}
+
+}  // namespace triptych::cpu_naive

@@ -1,0 +1,44 @@
+// launch(kernel, grid, block, shared_bytes, args...): the one way kernels are started.
+//
+// On a GPU it is `kernel<<<grid, block, shared_bytes>>>(args...)` followed by a check of the
+// launch; in the simulator it runs the grid on the CPU. Either way a rejected launch throws
+// CudaError with the file:line of the call.
+//
+// `launch` is a class template, not a function, only so that the call site can be captured:
+// a defaulted std::source_location parameter must come after the argument pack, and a deduction
+// guide is the standard way to make that work. Use it like a function.
+#pragma once
+
+#include <cstddef>
+#include <source_location>
+
+#include "common/errors.hpp"
+
+namespace triptych::gpu {
+
+#if defined(__CUDACC__)
+// Throws CudaError("<what> at file:line: <CUDA's message>") unless `status` is cudaSuccess.
+inline void check_cuda(cudaError_t status, const char* what, std::source_location where) {
+    if (status == cudaSuccess) return;
+    throw CudaError(std::string(what) + " at " + where.file_name() + ":" +
+                    std::to_string(where.line()) + ": " + cudaGetErrorString(status));
+}
+#endif
+
+template <typename Kernel, typename... Args>
+struct launch {
+    launch(Kernel kernel, dim3 grid, dim3 block, std::size_t shared_bytes, const Args&... args,
+           std::source_location where = std::source_location::current()) {
+#if defined(__CUDACC__)
+        kernel<<<grid, block, shared_bytes>>>(args...);
+        check_cuda(cudaGetLastError(), "kernel launch", where);
+#else
+        ::triptych::sim::launch(kernel, grid, block, shared_bytes, where, args...);
+#endif
+    }
+};
+
+template <typename Kernel, typename... Args>
+launch(Kernel, dim3, dim3, std::size_t, const Args&...) -> launch<Kernel, Args...>;
+
+}  // namespace triptych::gpu

@@ -1,0 +1,574 @@
+// The CUDA simulator's scheduler: how a grid of CUDA threads runs on a few CPU threads.
+//
+//   run_grid      checks the launch as a GPU would, then hands blocks to OpenMP threads.
+//   run_block     runs one block: every CUDA thread is a fiber on this OS thread. A pass resumes
+//                 each runnable thread (in the order the knob says) until it finishes or waits;
+//                 then waiting warps are released, then the block-wide barrier. If nothing can be
+//                 released, the threads wait at different barriers: that is reported, with the
+//                 file:line of each side, and the block is unwound.
+//   suspend       called by __syncthreads() and the warp operations from inside a fiber.
+//
+// Fibers are Boost.Context fibers on guarded stacks that each OS thread allocates once and reuses.
+// Switching costs about 7 ns, so a block that never waits costs little more than a loop.
+// Under AddressSanitizer every switch is announced to it (__sanitizer_*_switch_fiber); without
+// that it would mistake the fiber stacks for stack corruption.
+#include "gpu/runtime/sim/sim.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <boost/context/fiber.hpp>
+#include <boost/context/protected_fixedsize_stack.hpp>
+#include <cstdlib>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <new>
+#include <numeric>
+#include <random>
+#include <shared_mutex>
+#include <vector>
+
+#include "triptych_config.hpp"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+thread_local uint3 threadIdx{};
+thread_local uint3 blockIdx{};
+thread_local dim3 blockDim{};
+thread_local dim3 gridDim{};
+
+namespace triptych::sim {
+namespace {
+
+namespace ctx = boost::context;
+
+// ---- AddressSanitizer fiber annotations (no-ops in other builds) ------------------------------
+
+#if defined(__SANITIZE_ADDRESS__)
+void start_switch(void** fake_stack, const void* bottom, std::size_t size) {
+    __sanitizer_start_switch_fiber(fake_stack, bottom, size);
+}
+void finish_switch(void* fake_stack, const void** bottom, std::size_t* size) {
+    __sanitizer_finish_switch_fiber(fake_stack, bottom, size);
+}
+#else
+void start_switch(void**, const void*, std::size_t) {}
+void finish_switch(void*, const void**, std::size_t*) {}
+#endif
+
+// ---- source locations in messages --------------------------------------------------------------
+
+// "gpu/tiled/gemm.cu:42": the path relative to the source tree when it lies inside it.
+std::string where_str(const std::source_location& where) {
+    std::string file = where.file_name();
+    const std::string root = std::string(TRIPTYCH_SOURCE_DIR) + "/";
+    if (file.rfind(root, 0) == 0) file = file.substr(root.size());
+    return file + ":" + std::to_string(where.line());
+}
+
+bool same_place(const std::source_location& a, const std::source_location& b) {
+    if (a.line() != b.line()) return false;
+    return a.file_name() == b.file_name() || std::string_view(a.file_name()) == b.file_name();
+}
+
+std::string str(uint3 v) {
+    return "(" + std::to_string(v.x) + "," + std::to_string(v.y) + "," + std::to_string(v.z) + ")";
+}
+
+// ---- fiber stacks ------------------------------------------------------------------------------
+
+// One guarded stack per CUDA thread slot, allocated on first use by each OS thread and kept for
+// later launches. The guard page below each stack turns an overflow into a crash, not corruption.
+class StackPool {
+public:
+    ~StackPool() {
+        for (auto& stack : stacks_) allocator_.deallocate(stack);
+    }
+    ctx::stack_context& get(std::size_t slot) {
+        while (stacks_.size() <= slot) stacks_.push_back(allocator_.allocate());
+        return stacks_[slot];
+    }
+
+private:
+    ctx::protected_fixedsize_stack allocator_{stack_bytes()};
+    std::vector<ctx::stack_context> stacks_;
+};
+
+// Hands a fiber a stack from the pool; the pool, not the fiber, frees it.
+struct PooledStack {
+    ctx::stack_context stack;
+    ctx::stack_context allocate() { return stack; }
+    void deallocate(ctx::stack_context&) noexcept {}
+};
+
+// ---- one block's run ---------------------------------------------------------------------------
+
+enum class Wait { none, barrier, warp, done };
+
+struct WarpRequest {
+    WarpOp op = WarpOp::syncwarp;
+    unsigned mask = 0;
+    std::uint64_t value = 0;
+    int parameter = 0;
+    int width = 32;
+    std::uint64_t result = 0;
+};
+
+struct CudaThread {
+    uint3 index{};
+    ctx::fiber fiber;  // its suspended context; empty before it starts and after it ends
+    bool started = false;
+    Wait wait = Wait::none;
+    std::source_location where;  // of the barrier or warp operation it waits at
+    WarpRequest warp;
+    void* fake_stack = nullptr;  // AddressSanitizer's bookkeeping while suspended
+};
+
+// Thrown inside the fibers of a block that cannot finish (divergent barriers, deadlock), so that
+// their stacks unwind normally before the error is reported.
+struct BlockAborted {};
+
+struct BlockRun {
+    ThreadBody body = nullptr;
+    const void* context = nullptr;
+    std::vector<CudaThread> threads;
+    CudaThread* current = nullptr;
+    ctx::fiber scheduler;  // how the running CUDA thread gets back to run_block
+    bool aborting = false;
+    std::exception_ptr kernel_error;
+    void* dynamic_shared = nullptr;
+    std::size_t dynamic_shared_bytes = 0;
+    const void* scheduler_stack_bottom = nullptr;
+    std::size_t scheduler_stack_size = 0;
+    StackPool* stacks = nullptr;
+};
+
+thread_local BlockRun* current_block = nullptr;
+
+BlockRun& running_block(const char* what) {
+    if (current_block == nullptr || current_block->current == nullptr)
+        throw CudaError(std::string(what) + " called outside a kernel");
+    return *current_block;
+}
+
+// The body of every fiber: one CUDA thread from start to end.
+ctx::fiber thread_entry(BlockRun& run, CudaThread& thread, ctx::fiber&& scheduler) {
+    finish_switch(nullptr, &run.scheduler_stack_bottom, &run.scheduler_stack_size);
+    run.scheduler = std::move(scheduler);
+    try {
+        run.body(run.context);
+    } catch (const ctx::detail::forced_unwind&) {
+        throw;  // Boost.Context unwinding a fiber: must pass through
+    } catch (const BlockAborted&) {
+    } catch (...) {
+        if (!run.kernel_error) run.kernel_error = std::current_exception();
+    }
+    thread.wait = Wait::done;
+    start_switch(nullptr, run.scheduler_stack_bottom, run.scheduler_stack_size);
+    return std::move(run.scheduler);
+}
+
+// Runs `thread` until it finishes or waits.
+void resume(BlockRun& run, CudaThread& thread, std::size_t slot) {
+    threadIdx = thread.index;
+    run.current = &thread;
+    ctx::stack_context& stack = run.stacks->get(slot);
+    static const std::size_t guard = ctx::stack_traits::page_size();
+    void* fake_stack = nullptr;
+    start_switch(&fake_stack, static_cast<char*>(stack.sp) - stack.size + guard,
+                 stack.size - guard);
+    if (!thread.started) {
+        thread.started = true;
+        thread.fiber = ctx::fiber(std::allocator_arg, PooledStack{stack},
+                                  [&run, &thread](ctx::fiber&& scheduler) {
+                                      return thread_entry(run, thread, std::move(scheduler));
+                                  });
+    }
+    thread.fiber = std::move(thread.fiber).resume();
+    finish_switch(fake_stack, nullptr, nullptr);
+    run.current = nullptr;
+}
+
+// Called from inside a fiber: park this CUDA thread and return to the scheduler.
+void suspend(BlockRun& run, Wait why, std::source_location where) {
+    CudaThread& thread = *run.current;
+    thread.wait = why;
+    thread.where = where;
+    start_switch(&thread.fake_stack, run.scheduler_stack_bottom, run.scheduler_stack_size);
+    run.scheduler = std::move(run.scheduler).resume();
+    finish_switch(thread.fake_stack, &run.scheduler_stack_bottom, &run.scheduler_stack_size);
+    if (run.aborting) throw BlockAborted{};
+}
+
+// The value lane `lane` receives from one warp operation, given every lane's request.
+// `lanes` points at the warp's first thread; `present` marks the lanes taking part.
+std::uint64_t warp_result(const CudaThread* lanes, unsigned present, int lane) {
+    const WarpRequest& me = lanes[lane].warp;
+    const int width = me.width;
+    const int base = (lane / width) * width;  // first lane of this lane's width-sized segment
+    // A source outside the warp, not taking part, or (for shuffles) past the end of this lane's
+    // segment gives the lane its own value. Only shfl_up can look before the segment, and gets
+    // its own value there too; shfl_xor may read an earlier segment, as CUDA specifies.
+    auto value_of = [&](int source, bool earlier_allowed) {
+        const bool inside = source >= (earlier_allowed ? 0 : base) && source < base + width;
+        return inside && (present >> source & 1u) ? lanes[source].warp.value : me.value;
+    };
+    switch (me.op) {
+        case WarpOp::shfl:
+            return value_of(base + ((me.parameter % width) + width) % width, false);
+        case WarpOp::shfl_up:
+            return value_of(lane - me.parameter, false);
+        case WarpOp::shfl_down:
+            return value_of(lane + me.parameter, false);
+        case WarpOp::shfl_xor:
+            return value_of(lane ^ me.parameter, true);
+        case WarpOp::ballot:
+        case WarpOp::any:
+        case WarpOp::all: {
+            unsigned ballot = 0;
+            for (int l = 0; l < 32; ++l)
+                if ((present >> l & 1u) && lanes[l].warp.value != 0) ballot |= 1u << l;
+            if (me.op == WarpOp::ballot) return ballot;
+            if (me.op == WarpOp::any) return ballot != 0;
+            return ballot == present;
+        }
+        case WarpOp::syncwarp:
+            return 0;
+    }
+    return 0;
+}
+
+// Releases every warp whose participating lanes all wait at the same warp operation.
+// Returns whether any warp was released.
+bool release_warps(BlockRun& run) {
+    bool released = false;
+    const int count = static_cast<int>(run.threads.size());
+    for (int first = 0; first < count; first += warpSize) {
+        CudaThread* lanes = &run.threads[first];
+        const int lane_count = std::min(warpSize, count - first);
+        for (int leader = 0; leader < lane_count; ++leader) {
+            if (lanes[leader].wait != Wait::warp) continue;
+            // Lanes named in the leader's mask that still exist and have not exited take part.
+            unsigned present = 0;
+            bool ready = true;
+            for (int l = 0; l < lane_count; ++l) {
+                if (!(lanes[leader].warp.mask >> l & 1u) || lanes[l].wait == Wait::done) continue;
+                present |= 1u << l;
+                ready = ready && lanes[l].wait == Wait::warp &&
+                        same_place(lanes[l].where, lanes[leader].where);
+            }
+            if (!ready) continue;
+            for (int l = 0; l < lane_count; ++l)
+                if (present >> l & 1u) lanes[l].warp.result = warp_result(lanes, present, l);
+            for (int l = 0; l < lane_count; ++l)
+                if (present >> l & 1u) lanes[l].wait = Wait::none;
+            released = true;
+        }
+    }
+    return released;
+}
+
+// Why a block whose threads all wait cannot go on: the first two threads waiting at different
+// places, each with the file:line it waits at.
+std::string stuck_message(const BlockRun& run) {
+    const CudaThread* first = nullptr;
+    const CudaThread* other = nullptr;
+    for (const CudaThread& t : run.threads) {
+        if (t.wait == Wait::done) continue;
+        if (first == nullptr) {
+            first = &t;
+        } else if (!same_place(t.where, first->where) || t.wait != first->wait) {
+            other = &t;
+            break;
+        }
+    }
+    auto describe = [](const CudaThread& t) {
+        return "thread " + str(t.index) + " waits at " +
+               (t.wait == Wait::barrier ? "__syncthreads()" : "a warp operation") + " at " +
+               where_str(t.where);
+    };
+    const bool all_barriers = std::all_of(run.threads.begin(), run.threads.end(), [](auto& t) {
+        return t.wait == Wait::done || t.wait == Wait::barrier;
+    });
+    std::string message = all_barriers ? "divergent __syncthreads() in block "
+                                       : "deadlock in block ";
+    message += str(blockIdx) + ": " + describe(*first);
+    if (other != nullptr) message += ", while " + describe(*other);
+    message += all_barriers ? "; every thread of a block must reach the same __syncthreads()"
+                            : "; a warp operation waits for a lane that is waiting elsewhere";
+    return message;
+}
+
+// Releases the block-wide barrier when every live thread waits at the same __syncthreads().
+bool release_barrier(BlockRun& run) {
+    const CudaThread* first = nullptr;
+    for (const CudaThread& t : run.threads) {
+        if (t.wait == Wait::done) continue;
+        if (t.wait != Wait::barrier) return false;
+        if (first == nullptr) first = &t;
+        if (!same_place(t.where, first->where)) return false;
+    }
+    for (CudaThread& t : run.threads)
+        if (t.wait == Wait::barrier) t.wait = Wait::none;
+    return true;
+}
+
+// The order in which a pass visits the threads.
+void arrange(std::vector<std::size_t>& order, const ThreadOrder& knob, std::mt19937_64& random) {
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    if (knob.order == Order::reverse) std::reverse(order.begin(), order.end());
+    if (knob.order == Order::random) std::shuffle(order.begin(), order.end(), random);
+}
+
+void run_block(BlockRun& run, const ThreadOrder& knob, std::uint64_t block_number) {
+    const dim3 block = blockDim;
+    for (std::size_t i = 0; i < run.threads.size(); ++i) {
+        CudaThread& t = run.threads[i];
+        t = CudaThread{};
+        t.index = uint3{unsigned(i % block.x), unsigned(i / block.x % block.y),
+                        unsigned(i / (std::size_t(block.x) * block.y))};
+    }
+    run.kernel_error = nullptr;
+    run.aborting = false;
+    // A GPU leaves shared memory with whatever the previous block wrote; NaN makes reads of
+    // unwritten dynamic shared memory visible.
+    if (run.dynamic_shared_bytes > 0) std::memset(run.dynamic_shared, 0xFF, run.dynamic_shared_bytes);
+
+    std::mt19937_64 random(knob.seed ^ (block_number * 0x9E3779B97F4A7C15ull));
+    std::vector<std::size_t> order(run.threads.size());
+    while (true) {
+        arrange(order, knob, random);
+        for (std::size_t slot : order)
+            if (run.threads[slot].wait == Wait::none) resume(run, run.threads[slot], slot);
+        const bool finished = std::all_of(run.threads.begin(), run.threads.end(),
+                                          [](const CudaThread& t) { return t.wait == Wait::done; });
+        if (finished) break;
+        if (release_warps(run) || release_barrier(run)) continue;
+
+        // Nothing can move: unwind every waiting thread, then report.
+        const std::string message = stuck_message(run);
+        run.aborting = true;
+        for (std::size_t slot = 0; slot < run.threads.size(); ++slot)
+            if (run.threads[slot].wait != Wait::done) resume(run, run.threads[slot], slot);
+        throw CudaError(message);
+    }
+    if (run.kernel_error) std::rethrow_exception(run.kernel_error);
+}
+
+// ---- launch checks -----------------------------------------------------------------------------
+
+std::size_t max_dynamic_shared = 48 * 1024;
+constexpr std::size_t opt_in_shared_limit = 227 * 1024;
+
+std::string dims(dim3 d) {
+    return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+}
+
+// The checks a GPU makes before it starts a kernel, with CUDA's own words first.
+void validate_launch(dim3 grid, dim3 block, std::size_t shared_bytes, std::source_location where) {
+    auto reject = [&](const std::string& cuda_words, const std::string& detail) {
+        throw CudaError("kernel launch at " + where_str(where) + ": " + cuda_words + " (" +
+                        detail + ")");
+    };
+    const std::uint64_t threads = std::uint64_t(block.x) * block.y * block.z;
+    if (threads == 0 || grid.x == 0 || grid.y == 0 || grid.z == 0)
+        reject("invalid configuration argument",
+               "grid " + dims(grid) + ", block " + dims(block) + ": every dimension must be >= 1");
+    if (threads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64)
+        reject("invalid configuration argument",
+               "block " + dims(block) + " = " + std::to_string(threads) +
+                   " threads; a block holds at most 1024 threads, blockDim.z at most 64");
+    if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535)
+        reject("invalid configuration argument",
+               "grid " + dims(grid) + "; gridDim.y and gridDim.z are at most 65535");
+    if (shared_bytes > max_dynamic_shared)
+        reject("invalid argument",
+               std::to_string(shared_bytes) + " bytes of dynamic shared memory; the limit is " +
+                   std::to_string(max_dynamic_shared) + " unless raised (cudaFuncSetAttribute)");
+}
+
+// ---- the thread-order knob ---------------------------------------------------------------------
+
+std::mutex order_mutex;
+
+ThreadOrder& order_setting() {
+    static ThreadOrder order = [] {
+        const char* text = std::getenv("TRIPTYCH_SIM_ORDER");
+        return text != nullptr && *text != '\0' ? parse_thread_order(text) : ThreadOrder{};
+    }();
+    return order;
+}
+
+// ---- device memory -----------------------------------------------------------------------------
+
+std::shared_mutex allocations_mutex;
+std::map<std::uintptr_t, std::size_t>& allocations() {
+    static std::map<std::uintptr_t, std::size_t> map;  // start address -> size in bytes
+    return map;
+}
+constexpr std::align_val_t device_alignment{256};  // as cudaMalloc guarantees
+
+}  // namespace
+
+// ---- public API --------------------------------------------------------------------------------
+
+void syncthreads(std::source_location where) {
+    BlockRun& run = running_block("__syncthreads()");
+    suspend(run, Wait::barrier, where);
+}
+
+std::uint64_t warp_exchange(WarpOp op, unsigned mask, std::uint64_t value, int parameter,
+                            int width, std::source_location where) {
+    BlockRun& run = running_block("a warp operation");
+    if (width < 1 || width > warpSize || (width & (width - 1)) != 0)
+        throw CudaError("warp operation at " + where_str(where) + ": width " +
+                        std::to_string(width) + " is not a power of two from 1 to 32");
+    CudaThread& me = *run.current;
+    me.warp = WarpRequest{op, mask, value, parameter, width, 0};
+    suspend(run, Wait::warp, where);
+    return me.warp.result;
+}
+
+void* dynamic_shared_memory() {
+    BlockRun& run = running_block("dynamic shared memory");
+    return run.dynamic_shared;
+}
+
+void* device_malloc(std::size_t bytes) {
+    if (bytes == 0) return nullptr;
+    void* pointer = ::operator new(bytes, device_alignment);
+    std::memset(pointer, 0xFF, bytes);
+    std::unique_lock lock(allocations_mutex);
+    allocations()[reinterpret_cast<std::uintptr_t>(pointer)] = bytes;
+    return pointer;
+}
+
+void device_free(void* pointer) {
+    if (pointer == nullptr) return;
+    {
+        std::unique_lock lock(allocations_mutex);
+        allocations().erase(reinterpret_cast<std::uintptr_t>(pointer));
+    }
+    ::operator delete(pointer, device_alignment);
+}
+
+bool is_device_pointer(const void* pointer) {
+    const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+    std::shared_lock lock(allocations_mutex);
+    auto it = allocations().upper_bound(address);
+    if (it == allocations().begin()) return false;
+    --it;
+    return address < it->first + it->second;
+}
+
+void check_argument_pointer(const void* pointer, int index, std::source_location where) {
+    if (pointer == nullptr || is_device_pointer(pointer)) return;
+    throw CudaError("kernel launch at " + where_str(where) + ": argument " +
+                    std::to_string(index) +
+                    " is a host pointer; a kernel can only use device memory (device_allocate / "
+                    "cudaMalloc). On a GPU this is an illegal memory access.");
+}
+
+std::string ThreadOrder::str() const {
+    switch (order) {
+        case Order::forward:
+            return "forward";
+        case Order::reverse:
+            return "reverse";
+        case Order::random:
+            return "random:" + std::to_string(seed);
+    }
+    return "?";
+}
+
+ThreadOrder parse_thread_order(const std::string& text) {
+    if (text == "forward") return {Order::forward, 0};
+    if (text == "reverse") return {Order::reverse, 0};
+    const std::string prefix = "random:";
+    if (text.rfind(prefix, 0) == 0 && text.size() > prefix.size()) {
+        const std::string digits = text.substr(prefix.size());
+        const bool numeric = digits.size() <= 19 && std::all_of(digits.begin(), digits.end(),
+                                                                [](char c) { return c >= '0' && c <= '9'; });
+        if (numeric) return {Order::random, std::stoull(digits)};
+    }
+    throw InvalidArgument("simulator thread order '" + text +
+                          "' is not one of forward, reverse, random:SEED");
+}
+
+ThreadOrder thread_order() {
+    std::lock_guard lock(order_mutex);
+    return order_setting();
+}
+
+void set_thread_order(ThreadOrder order) {
+    std::lock_guard lock(order_mutex);
+    order_setting() = order;
+}
+
+std::size_t stack_bytes() {
+    static const std::size_t bytes = [] {
+        const char* text = std::getenv("TRIPTYCH_SIM_STACK_KB");
+        const long kib = text != nullptr ? std::atol(text) : 0;
+        return std::size_t(kib > 0 ? kib : 64) * 1024;
+    }();
+    return bytes;
+}
+
+void set_max_dynamic_shared_bytes(std::size_t bytes) {
+    if (bytes > opt_in_shared_limit)
+        throw CudaError("set_max_dynamic_shared_bytes: " + std::to_string(bytes) +
+                        " bytes is over the device limit of " +
+                        std::to_string(opt_in_shared_limit));
+    max_dynamic_shared = std::max<std::size_t>(bytes, 48 * 1024);
+}
+
+void run_grid(dim3 grid, dim3 block, std::size_t shared_bytes, std::source_location where,
+              ThreadBody thread_body, const void* context) {
+    validate_launch(grid, block, shared_bytes, where);
+    const ThreadOrder knob = thread_order();
+    const std::uint64_t blocks = std::uint64_t(grid.x) * grid.y * grid.z;
+    const std::size_t threads = std::size_t(block.x) * block.y * block.z;
+
+    std::exception_ptr first_error;
+    std::mutex error_mutex;
+#pragma omp parallel if (blocks > 1)
+    {
+        thread_local StackPool stacks;
+        BlockRun run;
+        run.body = thread_body;
+        run.context = context;
+        run.threads.resize(threads);
+        run.stacks = &stacks;
+        // Exact size, so AddressSanitizer catches an access one byte past the end.
+        std::unique_ptr<std::byte[]> dynamic_shared(shared_bytes > 0 ? new std::byte[shared_bytes]
+                                                                     : nullptr);
+        run.dynamic_shared = dynamic_shared.get();
+        run.dynamic_shared_bytes = shared_bytes;
+        gridDim = grid;
+        blockDim = block;
+        current_block = &run;
+
+#pragma omp for schedule(dynamic)
+        for (std::int64_t b = 0; b < std::int64_t(blocks); ++b) {
+            {
+                std::lock_guard lock(error_mutex);
+                if (first_error) continue;  // a block failed: skip the rest
+            }
+            blockIdx = uint3{unsigned(b % grid.x), unsigned(b / grid.x % grid.y),
+                             unsigned(b / (std::uint64_t(grid.x) * grid.y))};
+            try {
+                run_block(run, knob, std::uint64_t(b));
+            } catch (...) {
+                std::lock_guard lock(error_mutex);
+                if (!first_error) first_error = std::current_exception();
+            }
+        }
+        current_block = nullptr;
+    }
+    if (first_error) std::rethrow_exception(first_error);
+}
+
+}  // namespace triptych::sim

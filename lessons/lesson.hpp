@@ -1,0 +1,64 @@
+// What the lesson programs share: the seed of their random inputs, a warm-up before each timed
+// check, and how a row of their side-by-side tables shows a time and a verdict. The comparison itself is check/crosscheck.hpp's;
+// the timer is common/timer.hpp's (crosscheck times each op with it).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "check/crosscheck.hpp"
+#include "common/backend.hpp"
+#include "common/random.hpp"
+
+namespace triptych::lessons {
+
+// The inputs' seed: argv[1] if given, else a fresh one. Printed, so that any run can be replayed.
+inline std::uint64_t seed_from_args(int argc, char** argv) {
+    const std::uint64_t seed = argc > 1 ? std::stoull(argv[1]) : fresh_seed();
+    std::printf("seed %llu (replay: %s %llu)\n", (unsigned long long)seed, argv[0],
+                (unsigned long long)seed);
+    return seed;
+}
+
+// Runs `check` (a call of check::check_gemm or the like) twice and returns the second result:
+// the first call pays one-time costs that are not the op's (a GPU loading the kernel, OpenMP
+// starting its threads). A failure of the first run is returned instead, never hidden.
+template <typename Check>
+check::CaseResult warm_then_check(Check check) {
+    check::CaseResult first = check();
+    if (!first.comparison.passed) return first;
+    return check();
+}
+
+// "812 us", "3.07 ms", "1.25 s"; a trailing '*' marks a simulator time (see simulator_footnote).
+inline std::string time_text(double seconds, DeviceKind kind) {
+    char text[32];
+    if (seconds < 1e-3)
+        std::snprintf(text, sizeof text, "%.0f us", seconds * 1e6);
+    else if (seconds < 1.0)
+        std::snprintf(text, sizeof text, "%.2f ms", seconds * 1e3);
+    else
+        std::snprintf(text, sizeof text, "%.2f s", seconds);
+    return std::string(text) + (kind == DeviceKind::Simulator ? " *" : "");
+}
+
+// "12.3 GFLOP/s" for `flops` operations in `seconds`; '*' marks a simulator rate, as above.
+inline std::string rate_text(double flops, double seconds, DeviceKind kind) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f", flops / seconds * 1e-9);
+    return std::string(text) + (kind == DeviceKind::Simulator ? " *" : "");
+}
+
+// "PASS" or "FAIL", then how far the output is from the float64 reference.
+inline std::string verdict(const check::CaseResult& r) {
+    return std::string(r.comparison.passed ? "PASS  " : "FAIL  ") + r.comparison.describe();
+}
+
+inline void simulator_footnote() {
+    std::puts(
+        "* simulator: the CPU running every CUDA thread as a fiber. This is NOT a GPU time and\n"
+        "  says nothing about how fast the kernel is on a GPU.");
+}
+
+}  // namespace triptych::lessons

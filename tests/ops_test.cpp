@@ -1,0 +1,93 @@
+// Every variant of gemm and ReLU against the float64 reference (check/crosscheck.hpp): fresh
+// random inputs from the run's seed, NaN-poisoned outputs, the per-op tolerance.
+#include <catch2/catch.hpp>
+
+#include "check/crosscheck.hpp"
+#include "common/host_backend.hpp"
+#include "common/registry.hpp"
+#include "cpu/naive/gemm.hpp"
+#include "tests/seed.hpp"
+
+using namespace triptych;
+
+namespace {
+
+void require_pass(const check::CaseResult& r) {
+    INFO(r.op << " on " << r.variant << " (" << r.device << "), shape " << r.shape
+              << ", seed " << testing::seed() << ": " << r.comparison.describe());
+    CHECK(r.comparison.passed);
+}
+
+}  // namespace
+
+TEST_CASE("every variant's gemm matches the float64 reference for every transposition, "
+          "including shapes that are not tile multiples",
+          "[gemm]") {
+    const GemmShape sizes[] = {{1, 1, 1},     {17, 33, 5},    {67, 45, 91},
+                               {128, 128, 128}, {257, 129, 511}, {3, 300, 2}};
+    for (const std::string& variant : backend_names()) {
+        const Backend& b = backend(variant);
+        for (GemmShape s : sizes)
+            for (int trans = 0; trans < 4; ++trans)
+                for (float beta : {0.0f, 0.5f}) {
+                    s.trans_a = trans & 1;
+                    s.trans_b = trans & 2;
+                    s.alpha = trans == 3 ? -1.25f : 1.0f;
+                    s.beta = beta;
+                    require_pass(check::check_gemm(b, s, testing::seed()));
+                }
+    }
+}
+
+TEST_CASE("every variant's gemm passes its default cross-check cases", "[gemm]") {
+    for (const std::string& variant : backend_names())
+        for (const std::string& shape : check::op("gemm").default_shapes)
+            for (const auto& r : check::op("gemm").run(backend(variant), shape, testing::seed()))
+                require_pass(r);
+}
+
+TEST_CASE("every variant's ReLU forward and backward are exact, for any length", "[relu]") {
+    const Shape shapes[] = {{1}, {2}, {3}, {5}, {7}, {33, 65}, {4099}, {1000003}};
+    for (const std::string& variant : backend_names()) {
+        const Backend& b = backend(variant);
+        for (const Shape& s : shapes) {
+            require_pass(check::check_relu_forward(b, s, testing::seed()));
+            require_pass(check::check_relu_backward(b, s, testing::seed()));
+        }
+    }
+}
+
+TEST_CASE("the cross-check catches a wrong result: a gemm that ignores beta fails", "[gemm]") {
+    // A deliberately broken variant: right when beta == 0, wrong otherwise.
+    struct IgnoresBeta : HostBackend {
+        std::string name() const override { return "ignores_beta"; }
+        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
+        std::string device() const override { return "test"; }
+
+    protected:
+        void gemm_impl(const GemmShape& s, const float* A, const float* B,
+                       float* C) const override {
+            GemmShape without_beta = s;
+            without_beta.beta = 0;
+            cpu_naive::gemm(without_beta, A, B, C);
+        }
+    } broken;
+    const GemmShape s{5, 4, 3, false, false, 1.0f, 0.0f};
+    CHECK(check::check_gemm(broken, s, testing::seed()).comparison.passed);
+    GemmShape with_beta = s;
+    with_beta.beta = 0.5f;
+    CHECK_FALSE(check::check_gemm(broken, with_beta, testing::seed()).comparison.passed);
+}
+
+TEST_CASE("an op that leaves its output unwritten fails the cross-check", "[relu]") {
+    // allocate() fills new tensors with NaN, so a ReLU that writes nothing must fail.
+    struct WritesNothing : HostBackend {
+        std::string name() const override { return "writes_nothing"; }
+        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
+        std::string device() const override { return "test"; }
+
+    protected:
+        void relu_forward_impl(std::int64_t, const float*, float*) const override {}
+    } lazy;
+    CHECK_FALSE(check::check_relu_forward(lazy, Shape{100}, testing::seed()).comparison.passed);
+}

@@ -1,0 +1,307 @@
+"""bench/report.py on synthetic Google Benchmark JSON with known figures: the speedups and
+percentages it prints, "no GPU" in every GPU column without a GPU, simulator rows kept out of GPU
+columns, medians rather than means, and refusal of bad input without touching an existing report.
+
+    python3 report_py_test.py --report-py bench/report.py
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from markdown_tables import cell, column, tables
+
+REPORT_PY = None  # set from the command line
+
+
+def gemm_rows(variant, n, gflops, op="gemm"):
+    """A median aggregate at `gflops`, plus a mean aggregate far off (the report must use the
+    median)."""
+    name = f"{op}/{variant}/{n}x{n}x{n}/real_time"
+    seconds = 2 * n**3 / (gflops * 1e9)
+    return [aggregate(name, "median", seconds, flops=gflops * 1e9),
+            aggregate(name, "mean", seconds / 50, flops=gflops * 50e9)]
+
+
+def aggregate(run_name, kind, seconds, **counters):
+    return {"name": f"{run_name}_{kind}", "run_name": run_name, "run_type": "aggregate",
+            "aggregate_name": kind, "repetitions": 3, "real_time": seconds * 1e6,
+            "cpu_time": seconds * 1e6, "time_unit": "us", **counters}
+
+
+def stream_row(op, variant, n, gbs):
+    return [aggregate(f"{op}/{variant}/{n}/real_time", "median", 8 * n / (gbs * 1e9),
+                      bytes=gbs * 1e9)]
+
+
+def iteration(run_name, seconds, **counters):
+    return {"name": run_name, "run_name": run_name, "run_type": "iteration", "repetitions": 3,
+            "real_time": seconds * 1e3, "cpu_time": seconds * 1e3, "time_unit": "ms", **counters}
+
+
+def context(variants, gpu="no GPU (simulator build)", **extra):
+    return {"date": "2024-06-01T12:00:00+00:00", "host_name": "testhost", "num_cpus": 2,
+            "mhz_per_cpu": 2800, "load_avg": [0.1, 0.1, 0.1],
+            "caches": [{"type": "Data", "level": 1, "size": 49152, "num_sharing": 1}],
+            "triptych_build": "sim", "triptych_build_type": "Release",
+            "triptych_compiler": "GNU 12.2.0", "triptych_omp_threads": "2",
+            "triptych_openblas_threads": "2", "triptych_eigen_blas": "on",
+            "triptych_quick": "no", "triptych_variants": variants, "triptych_gpu": gpu, **extra}
+
+
+def cpu_benchmarks():
+    rows = []
+    for n, naive, eigen, blas in ((64, 1, 20, 25), (128, 1, 40, 40), (1024, None, 90, 100)):
+        if naive:
+            rows += gemm_rows("cpu_naive", n, naive)
+        rows += gemm_rows("cpu_eigen_omp", n, eigen) + gemm_rows("openblas", n, blas)
+    rows += stream_row("relu_forward", "cpu_naive", 65536, 10)
+    rows += stream_row("copy", "host", 65536, 20)
+    # No aggregates for this one: the report takes the median of the three iterations (16).
+    name = "relu_forward/cpu_eigen_omp/65536/real_time"
+    rows += [iteration(name, 1.0, bytes=v) for v in (15e9, 16e9, 100e9)]
+    rows.append({"name": "gemm/cpu_naive/2048x2048x2048/real_time",
+                 "run_name": "gemm/cpu_naive/2048x2048x2048/real_time", "run_type": "iteration",
+                 "error_occurred": True, "error_message": "cpu_naive does not implement gemm"})
+    return rows
+
+
+def simulator_run():
+    """A sim build run with --include-simulator: gpu_tiled's rows are CPU timings of the simulator
+    and fast enough to be mistaken for a GPU if they leaked into a GPU column."""
+    rows = cpu_benchmarks() + gemm_rows("gpu_tiled_on_simulator", 64, 777)
+    return {"context": context("cpu_naive=cpu,cpu_eigen_omp=cpu,gpu_naive=simulator,"
+                               "gpu_tiled=simulator"), "benchmarks": rows}
+
+
+def gpu_run():
+    rows = cpu_benchmarks()
+    rows += gemm_rows("gpu_naive", 64, 80) + gemm_rows("gpu_tiled", 64, 400)
+    rows += gemm_rows("gpu_tiled", 64, 600, op="gemm_shared_tiles")
+    rows += gemm_rows("gpu_vendor", 64, 800)
+    rows += stream_row("relu_forward", "gpu_tiled", 65536, 1000)
+    rows += stream_row("copy", "device", 65536, 2000)
+    for kind, gbs in (("h2d_pinned", 10), ("d2h_pinned", 20), ("h2d_pageable", 5),
+                      ("d2h_pageable", 5)):
+        rows += stream_row("copy", kind, 262144, gbs)
+    variants = "cpu_naive=cpu,cpu_eigen_omp=cpu,gpu_naive=gpu,gpu_tiled=gpu,gpu_vendor=gpu"
+    return {"context": context(variants, gpu="NVIDIA H200", triptych_gpu_sms="132",
+                               triptych_gpu_memory_gib="139.8"), "benchmarks": rows}
+
+
+def run_report(json_path, out):
+    return subprocess.run([sys.executable, REPORT_PY, "--json", json_path, "--out", out],
+                          capture_output=True, text=True)
+
+
+def snapshot(directory):
+    """Every file under `directory` with its bytes, to prove nothing changed."""
+    files = {}
+    for root, _, names in os.walk(directory):
+        for name in names:
+            path = os.path.join(root, name)
+            with open(path, "rb") as f:
+                files[os.path.relpath(path, directory)] = f.read()
+    return files
+
+
+class ReportTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def write_json(self, doc, name="run.json"):
+        return write_json(self.tmp.name, doc, name)
+
+    def make_report(self, doc, name="report"):
+        return make_report(self.tmp.name, doc, name)
+
+
+def write_json(directory, doc, name):
+    path = os.path.join(directory, name)
+    with open(path, "w") as f:
+        f.write(doc if isinstance(doc, str) else json.dumps(doc))
+    return path
+
+
+def make_report(directory, doc, name):
+    """Writes `doc` and reports it into `directory/name`; returns (report dir, report.md text)."""
+    out = os.path.join(directory, name)
+    result = run_report(write_json(directory, doc, name + ".json"), out)
+    if result.returncode != 0:
+        raise AssertionError(result.stderr)
+    with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+        return out, f.read()
+
+
+class OneReport(unittest.TestCase):
+    """Tests that read one report, made once for the class (matplotlib takes seconds to start)."""
+    make_run = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.out, cls.md = make_report(cls.tmp.name, cls.make_run(), "report")
+        cls.tables = tables(cls.md)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+
+class WithoutGpu(OneReport):
+    make_run = staticmethod(simulator_run)
+
+    def test_speedups_over_cpu_naive_and_cpu_eigen_omp_are_ratios_of_medians(self):
+        over_naive = self.tables["GEMM speedup over cpu_naive"]
+        self.assertEqual(cell(over_naive, "64", "cpu_eigen_omp"), "20.0×")
+        self.assertEqual(cell(over_naive, "128", "openblas"), "40.0×")
+        self.assertEqual(cell(over_naive, "1024", "cpu_eigen_omp"), "—")  # naive not run there
+        over_eigen = self.tables["GEMM speedup over cpu_eigen_omp"]
+        self.assertEqual(cell(over_eigen, "64", "openblas"), "1.25×")
+        self.assertEqual(cell(over_eigen, "64", "cpu_naive"), "0.05×")
+
+    def test_cpu_eigen_omp_is_shown_as_a_percentage_of_openblas(self):
+        table = self.tables["cpu_eigen_omp as % of OpenBLAS"]
+        self.assertEqual(cell(table, "64", "cpu_eigen_omp / openblas"), "80%")
+        self.assertEqual(cell(table, "128", "cpu_eigen_omp / openblas"), "100%")
+        self.assertEqual(cell(table, "1024", "cpu_eigen_omp / openblas"), "90%")
+
+    def test_every_gpu_column_says_no_gpu(self):
+        for heading in ("GEMM throughput (GFLOP/s)", "GEMM speedup over cpu_naive",
+                        "GEMM speedup over cpu_eigen_omp"):
+            table = self.tables[heading]
+            for gpu_column in ("gpu_naive", "gpu_tiled"):
+                self.assertEqual(set(column(table, gpu_column)), {"no GPU"}, heading)
+        relu = self.tables["relu_forward"]
+        self.assertEqual(set(column(relu, "gpu_tiled")), {"no GPU"})
+        self.assertIn("no GPU (simulator build): hand-written kernels", self.md)
+        self.assertIn("no GPU (simulator build): transfers", self.md)
+
+    def test_simulator_rows_stay_out_of_gpu_columns_and_charts(self):
+        self.assertNotIn("777", self.md.split("## Simulator rows")[0])
+        self.assertNotIn("gpu_tiled_on_simulator", self.tables["GEMM throughput (GFLOP/s)"][0])
+        sim = self.tables["Simulator rows (CPU timings, not GPU timings)"]
+        self.assertEqual(cell(sim, "gemm", "variant"), "gpu_tiled_on_simulator")
+
+    def test_relu_bandwidth_is_compared_with_the_copy_of_the_same_size(self):
+        relu = self.tables["relu_forward"]
+        self.assertEqual(cell(relu, "65536 (256 KiB)", "cpu_naive"), "10.0 (50%)")
+        # Iterations only: the median of 15, 16 and 100 GB/s, not their mean.
+        self.assertEqual(cell(relu, "65536 (256 KiB)", "cpu_eigen_omp"), "16.0 (80%)")
+        self.assertEqual(cell(relu, "65536 (256 KiB)", "copy/host"), "20.0")
+
+    def test_failed_rows_are_listed_not_dropped(self):
+        failed = self.tables["Rows that did not run"]
+        self.assertEqual(cell(failed, "gemm/cpu_naive/2048x2048x2048/real_time", "why"),
+                         "cpu_naive does not implement gemm")
+
+    def test_machine_section_and_charts_are_written(self):
+        machine = self.tables["Machine"]
+        self.assertEqual(cell(machine, "GPU", "value"), "no GPU (simulator build)")
+        self.assertEqual(cell(machine, "host", "value"), "testhost")
+        for png in ("gemm_gflops.png", "gemm_speedup.png", "relu_bandwidth.png"):
+            with open(os.path.join(self.out, png), "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", png)
+            self.assertIn(f"]({png})", self.md)
+
+
+class WithGpu(OneReport):
+    make_run = staticmethod(gpu_run)
+
+    def test_gpu_kernels_are_shown_as_a_percentage_of_gpu_vendor(self):
+        table = self.tables["GPU kernels as % of gpu_vendor (cuBLAS)"]
+        self.assertEqual(cell(table, "64", "gpu_naive"), "10%")
+        self.assertEqual(cell(table, "64", "gpu_tiled"), "50%")
+        self.assertEqual(cell(table, "64", "gpu_tiled gemm_shared_tiles"), "75%")
+        self.assertEqual(cell(table, "64", "gpu_vendor GFLOP/s"), "800")
+
+    def test_gpu_columns_hold_gpu_figures(self):
+        gflops = self.tables["GEMM throughput (GFLOP/s)"]
+        self.assertEqual(cell(gflops, "64", "gpu_tiled"), "400")
+        self.assertEqual(cell(gflops, "128", "gpu_tiled"), "—")
+        self.assertEqual(cell(self.tables["GEMM speedup over cpu_eigen_omp"], "64", "gpu_vendor"),
+                         "40.0×")
+        self.assertNotIn("no GPU", self.md)
+
+    def test_gpu_relu_is_compared_with_a_device_copy(self):
+        relu = self.tables["relu_forward"]
+        self.assertEqual(cell(relu, "65536 (256 KiB)", "gpu_tiled"), "1000 (50%)")
+
+    def test_transfer_cost_of_a_gemm(self):
+        # N=64: A and B up (8192 floats at 10 GB/s), C down (4096 at 20 GB/s) = 4.096 us,
+        # against 0.655 us of cuBLAS (2*64^3 flops at 800 GFLOP/s): 86% of the total.
+        table = self.tables["Transfer cost of one GEMM"]
+        self.assertEqual(cell(table, "64", "transfers ms (pinned)"), "0.0041")
+        self.assertEqual(cell(table, "64", "transfers share (pinned)"), "86%")
+        transfers = self.tables["Host↔device transfers"]
+        self.assertEqual(cell(transfers, "1 MiB", "h2d_pinned GB/s"), "10.0")
+
+
+class BadInput(ReportTest):
+    def assert_fails_in_one_line(self, result, expected):
+        self.assertNotEqual(result.returncode, 0)
+        lines = result.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, result.stderr)
+        self.assertIn(expected, lines[0])
+
+    def test_missing_json(self):
+        result = run_report(os.path.join(self.tmp.name, "nothing.json"),
+                            os.path.join(self.tmp.name, "out"))
+        self.assert_fails_in_one_line(result, "cannot read")
+
+    def test_invalid_json(self):
+        result = run_report(self.write_json('{"benchmarks": [ truncated'),
+                            os.path.join(self.tmp.name, "out"))
+        self.assert_fails_in_one_line(result, "not valid JSON")
+
+    def test_json_not_from_triptych_bench(self):
+        result = run_report(self.write_json({"context": {}, "benchmarks": []}),
+                            os.path.join(self.tmp.name, "out"))
+        self.assert_fails_in_one_line(result, "not written by triptych_bench")
+
+    def test_failed_run_leaves_the_previous_report_intact(self):
+        out, _ = self.make_report(simulator_run())
+        before = snapshot(out)
+        result = run_report(self.write_json("not json"), out)
+        self.assert_fails_in_one_line(result, "not valid JSON")
+        self.assertEqual(snapshot(out), before)
+        self.assertEqual(sorted(os.listdir(self.tmp.name)),
+                         sorted(["report", "report.json", "run.json"]))  # no temporary left
+
+    def test_a_run_failing_halfway_leaves_the_previous_report_intact(self):
+        out, _ = self.make_report(simulator_run())
+        before = snapshot(out)
+        broken = simulator_run()
+        broken["context"]["caches"] = "L1"  # fails after the charts are staged
+        result = run_report(self.write_json(broken), out)
+        self.assert_fails_in_one_line(result, "unexpected content")
+        self.assertEqual(snapshot(out), before)
+        self.assertEqual(sorted(os.listdir(self.tmp.name)),
+                         sorted(["report", "report.json", "run.json"]))
+
+    def test_a_new_report_replaces_the_previous_one(self):
+        out, _ = self.make_report(simulator_run())
+        _, md = self.make_report(gpu_run())
+        self.assertIn("NVIDIA H200", md)
+        self.assertEqual(sorted(n for n in os.listdir(self.tmp.name) if n.startswith(".")), [])
+
+    def test_a_directory_that_is_not_a_report_is_never_replaced(self):
+        out = os.path.join(self.tmp.name, "precious")
+        os.mkdir(out)
+        with open(os.path.join(out, "notes.txt"), "w") as f:
+            f.write("keep me")
+        result = run_report(self.write_json(simulator_run()), out)
+        self.assert_fails_in_one_line(result, "not a triptych report directory")
+        self.assertEqual(snapshot(out), {"notes.txt": b"keep me"})
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--report-py", required=True)
+    args, rest = parser.parse_known_args()
+    REPORT_PY = os.path.abspath(args.report_py)
+    unittest.main(argv=[sys.argv[0]] + rest)

@@ -1,0 +1,180 @@
+// The host side of the simulator's test kernels (tests/sim/*.cu). Each function runs one small
+// kernel on the inputs it is given and returns what the kernel wrote, so that the Catch2 tests
+// (tests/sim/*_test.cpp) stay plain C++ and the .cu files stay valid CUDA.
+//
+// A rejected launch, a kernel's exception, a divergent barrier or a deadlock comes out of these
+// functions as the exception launch() throws.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace triptych::sim_tests {
+
+// A grid or block shape (dim3 without CUDA's headers).
+struct Extent {
+    unsigned x = 1, y = 1, z = 1;
+};
+
+// ---- builtins.cu -------------------------------------------------------------------------------
+
+// What one CUDA thread saw, stored at its global linear id
+// ((blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * threads per block
+//  + (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x.
+struct ThreadRecord {
+    int thread[3];   // threadIdx.x, .y, .z
+    int block[3];    // blockIdx.x, .y, .z
+    int dims_match;  // 1 if blockDim and gridDim equal the launch's shape
+    int writes;      // how many threads wrote this record (atomicAdd)
+};
+std::vector<ThreadRecord> record_thread_indices(Extent grid, Extent block);
+
+// ---- shared_memory.cu --------------------------------------------------------------------------
+
+// Thread 0 of block b stores block_values[b] in a __shared__ variable; after __syncthreads()
+// every thread of the block outputs it. Returns blocks * threads_per_block values.
+std::vector<float> broadcast_through_shared(const std::vector<float>& block_values,
+                                            int threads_per_block);
+
+// Per-block sums by a tree reduction in shared memory (256 threads, static __shared__ array).
+std::vector<float> block_sums_static_shared(const std::vector<float>& values);
+inline constexpr int static_reduction_block = 256;
+// The same with dynamic shared memory sized for any block size.
+std::vector<float> block_sums_dynamic_shared(const std::vector<float>& values,
+                                             int threads_per_block);
+
+// `blocks` blocks of 128 threads each write their block id to a __shared__ array, then check
+// it `rounds` times across barriers. Returns the number of mismatches seen and, per block, the
+// address of its shared array (distinct addresses: blocks ran on distinct OS threads).
+struct SharedOwnership {
+    int mismatches = 0;
+    std::vector<unsigned long long> shared_addresses;
+};
+SharedOwnership check_shared_ownership(int blocks, int rounds);
+
+// Each of `rounds` rounds: thread t stores t * rounds + round in its shared slot, barrier, adds
+// the slot (t + round) % blockDim.x to its total, barrier. Returns every thread's total.
+std::vector<int> rotating_exchange(int blocks, int threads_per_block, int rounds);
+
+// Thread t stores in[i] in its shared slot and outputs slot t - 1 (thread 0: its own), with or
+// without a __syncthreads() between the store and the load. Blocks of 256 threads.
+std::vector<float> left_neighbour(const std::vector<float>& in, bool with_barrier);
+inline constexpr int left_neighbour_block = 256;
+
+// ---- warp.cu -----------------------------------------------------------------------------------
+
+enum class Shuffle {
+    broadcast,  // __shfl_sync(full, v, parameter, width)
+    rotate,     // __shfl_sync(full, v, lane + parameter, width): lane index wraps within width
+    up,         // __shfl_up_sync(full, v, parameter, width)
+    down,       // __shfl_down_sync(full, v, parameter, width)
+    xor_lanes,  // __shfl_xor_sync(full, v, parameter, width)
+};
+struct ShuffleCase {
+    Shuffle kind;
+    int parameter;
+    int width;
+};
+// Block b, of 64 threads (two warps), performs cases[b] on in[64 b .. 64 b + 63]; one launch for
+// all cases. in.size() is 64 * cases.size().
+std::vector<int> shuffle(const std::vector<ShuffleCase>& cases, const std::vector<int>& in);
+std::vector<float> shuffle(const std::vector<ShuffleCase>& cases, const std::vector<float>& in);
+std::vector<double> shuffle(const std::vector<ShuffleCase>& cases, const std::vector<double>& in);
+inline constexpr int warp_test_block = 64;  // two warps: the block size of the warp tests
+
+// Only the even lanes exchange with __shfl_xor_sync(0x55555555, v, 2); odd lanes keep their value.
+std::vector<int> shuffle_even_lanes_only(const std::vector<int>& in);
+
+// Per thread of blocks of 64: ballot(lane % 3 == warp % 3), any(lane == 17), any(false),
+// all(lane < 32), all(lane != 5), where `warp` counts warps across the grid.
+struct Votes {
+    unsigned ballot;
+    int any_lane_17, any_false, all_true, all_but_lane_5;
+};
+std::vector<Votes> vote(int blocks);
+
+// Lane l of each warp stores in[i] to shared memory, then outputs lane (l + 1) % 32's value,
+// with or without __syncwarp() between. Blocks of 64 threads.
+std::vector<int> warp_neighbour(const std::vector<int>& in, bool with_syncwarp);
+
+// Block sums (256 threads): __shfl_down_sync within each warp, then across the warps' results.
+std::vector<float> block_sums_by_warp_shuffles(const std::vector<float>& values);
+// Every lane receives its warp's sum through a __shfl_xor_sync butterfly.
+std::vector<double> warp_all_reduce(const std::vector<double>& values);
+
+// Blocks of 40 threads: warp 1 has only 8 lanes and uses the mask 0xff. Per warp (lane 0):
+// the sum of its inputs (guarded __shfl_down_sync), ballot(input is odd), all(true), any(lane is
+// the warp's last).
+struct PartialWarp {
+    int sum;
+    unsigned odd_ballot;
+    int all_true, any_last_lane;
+};
+std::vector<PartialWarp> partial_warp_votes_and_sum(const std::vector<int>& in);
+inline constexpr int partial_warp_block = 40;
+
+// ---- atomics.cu --------------------------------------------------------------------------------
+
+// atomicAdd(int) into `bins` bins from a grid-stride loop over 64 blocks.
+std::vector<int> histogram(const std::vector<int>& values, int bins);
+// atomicAdd(float) of every value into one total, one thread per value.
+float atomic_float_sum(const std::vector<float>& values);
+// atomicMax(int) of every value.
+int atomic_int_max(const std::vector<int>& values);
+// A float maximum by an atomicCAS loop on the float's bits, as CUDA code must write it.
+float atomic_float_max_by_cas(const std::vector<float>& values);
+// Thread i takes a ticket with atomicAdd(counter, 1) and writes i at that ticket.
+std::vector<int> atomic_tickets(int threads);
+// Thread i swaps i into one slot (initially -1) with atomicExch and writes the old value to
+// previous[i]. Returns previous, followed by the slot's final value.
+std::vector<int> atomic_exchange_chain(int threads);
+
+// ---- failures.cu -------------------------------------------------------------------------------
+
+// Thread `thrower` (a global index, < blocks * 128) throws InvalidArgument("thread <thrower> ...")
+// from a helper, before any barrier.
+void throw_from_thread(int blocks, int thrower);
+// The same, but between two barriers that the other threads of the block wait at.
+void throw_between_barriers(int blocks, int thrower);
+// Thread 0 of every block throws.
+void throw_from_every_block(int blocks);
+
+// Even threads wait at one __syncthreads() line, odd threads at another.
+void divergent_barrier();
+extern const char* const divergent_barrier_file;
+extern const int divergent_barrier_even_line, divergent_barrier_odd_line;
+
+// Lane 0 waits at __syncthreads() while lanes 1..31 wait at a __syncwarp() (or a shuffle) that
+// needs lane 0: nobody can go on.
+void barrier_against_syncwarp();
+void barrier_against_shuffle();
+extern const char* const deadlock_file;
+extern const int deadlock_syncthreads_line, deadlock_syncwarp_line;
+extern const int deadlock_shuffle_syncthreads_line, deadlock_shuffle_line;
+
+// Threads n..63 of a 64-thread block return before the __syncthreads(); threads 0..n-1 then
+// output their right neighbour's shared slot (t + 1) % n, which held 3 * ((t + 1) % n).
+std::vector<int> early_exit_then_barrier(int n);
+
+// ---- launch_checks.cu --------------------------------------------------------------------------
+
+// Launches a kernel in which every thread does atomicAdd(counter, 1); returns the count.
+long long count_threads(Extent grid, Extent block, std::size_t dynamic_shared_bytes = 0);
+// Fills `bytes` of dynamic shared memory (a multiple of 4) word by word, reads every word back
+// after a barrier; returns whether every word held what was written.
+bool fill_dynamic_shared(std::size_t bytes);
+// Launches a kernel with a host (std::vector) pointer as its argument.
+void launch_with_host_pointer();
+// out[i] = in ? in[i] : -1 for 64 threads, launched with in = a device array of i, or nullptr.
+std::vector<float> copy_or_default(bool pass_null);
+// out[i] = 2 * in[i] + 1, where `in` is a fresh device allocation nothing wrote.
+std::vector<float> compute_on_unwritten_memory(int n);
+
+// ---- oob_write.cu (a separate executable, for AddressSanitizer) --------------------------------
+
+// Thread `count` of a 128-thread block writes one element past a `count`-float device_allocate
+// buffer, either at once or after a __syncthreads().
+void write_one_past_the_end(int count, bool after_barrier);
+
+}  // namespace triptych::sim_tests

@@ -1,0 +1,58 @@
+// Helpers for the simulator's Catch2 tests: a scoped thread order, the message of an expected
+// exception, and one line of a source file (to check the line numbers a kernel file exports).
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <string>
+
+#include "gpu/runtime/sim/sim.hpp"
+
+namespace triptych::sim_tests {
+
+// Runs the simulator's threads in `order` ("forward", "reverse", "random:SEED") until the end of
+// the scope, then restores the order the test run was started with (TRIPTYCH_SIM_ORDER).
+class ScopedThreadOrder {
+public:
+    explicit ScopedThreadOrder(const std::string& order) : saved_(sim::thread_order()) {
+        sim::set_thread_order(sim::parse_thread_order(order));
+    }
+    ~ScopedThreadOrder() { sim::set_thread_order(saved_); }
+    ScopedThreadOrder(const ScopedThreadOrder&) = delete;
+    ScopedThreadOrder& operator=(const ScopedThreadOrder&) = delete;
+
+private:
+    sim::ThreadOrder saved_;
+};
+
+// Calls `action`, which must throw an Exception; returns its message ("" and a failed check if it
+// threw nothing or something else).
+template <typename Exception, typename Action>
+std::string message_of(Action&& action) {
+    try {
+        action();
+    } catch (const Exception& e) {
+        return e.what();
+    } catch (const std::exception& e) {
+        FAIL_CHECK("threw a different exception: " << e.what());
+        return "";
+    }
+    FAIL_CHECK("threw nothing");
+    return "";
+}
+
+// Line `line` (1-based) of the file at `path`, or "" if there is none.
+inline std::string source_line(const std::string& path, int line) {
+    std::ifstream file(path);
+    std::string text;
+    for (int i = 0; i < line && std::getline(file, text); ++i) {
+    }
+    return file ? text : "";
+}
+
+// "name.cu:123": how a message names a line of a file, whatever directory it shows.
+inline std::string file_and_line(const std::string& path, int line) {
+    return path.substr(path.find_last_of('/') + 1) + ":" + std::to_string(line);
+}
+
+}  // namespace triptych::sim_tests

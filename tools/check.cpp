@@ -1,0 +1,112 @@
+// `triptych check`: every op of every variant against the float64 reference, as a table.
+// Exits 1 if any case fails, so scripts and CI can rely on it.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "check/crosscheck.hpp"
+#include "common/errors.hpp"
+#include "common/random.hpp"
+#include "common/registry.hpp"
+#include "tools/commands.hpp"
+#include "tools/options.hpp"
+
+namespace triptych::tools {
+namespace {
+
+void print_help() {
+    std::puts(
+        "usage: triptych check [--op NAME] [--backend NAME] [--shape SIZES] [--seed S]\n"
+        "\n"
+        "Runs each op on each variant with fresh random inputs, compares the result with the\n"
+        "float64 cpu_naive reference and prints one row per case. Exit status 1 if any fails.\n"
+        "\n"
+        "  --op NAME       only this op");
+    std::string ops;
+    for (const check::OpCheck& op : check::ops())
+        ops += "                    " + op.name + ": --shape " + op.shape_syntax + "\n";
+    std::printf("%s", ops.c_str());
+    std::puts(
+        "  --backend NAME  only this variant (see `triptych info`)\n"
+        "  --shape SIZES   only this shape (needs --op), e.g. --op gemm --shape 67,45,91\n"
+        "  --seed S        the inputs' seed; every run prints the one it used, so any case can\n"
+        "                  be replayed exactly");
+}
+
+void print_row(const check::CaseResult& r, const std::string& verdict) {
+    std::printf("%-14s %-14s %-26.26s %-30s %10.3g %10.3g  %-20s %s\n", r.op.c_str(),
+                r.variant.c_str(), r.device.c_str(), r.shape.c_str(),
+                r.comparison.max_abs_error, r.comparison.relative_error, r.tolerance.c_str(),
+                verdict.c_str());
+}
+
+}  // namespace
+
+int check_main(const Args& args) {
+    Options options("check", args, {"--op", "--backend", "--shape", "--seed"}, {"--help"});
+    if (options.has("--help")) {
+        print_help();
+        return 0;
+    }
+    if (options.has("--shape") && !options.has("--op"))
+        throw InvalidArgument("--shape needs --op (shapes differ between ops)");
+
+    std::vector<const check::OpCheck*> ops;
+    if (options.has("--op")) {
+        ops.push_back(&check::op(options.get("--op")));
+    } else {
+        for (const check::OpCheck& op : check::ops()) ops.push_back(&op);
+    }
+    std::vector<std::string> variants = backend_names();
+    if (options.has("--backend")) {
+        backend(options.get("--backend"));  // throws for an unknown name
+        variants = {options.get("--backend")};
+    }
+    std::uint64_t seed = fresh_seed();
+    if (options.has("--seed")) {
+        const std::vector<std::int64_t> parsed = check::parse_sizes("--seed", options.get("--seed"));
+        if (parsed.size() != 1 || parsed[0] < 0)
+            throw InvalidArgument("--seed takes one non-negative integer");
+        seed = static_cast<std::uint64_t>(parsed[0]);
+    }
+
+    std::printf("seed %llu (replay with --seed %llu)\n\n", (unsigned long long)seed,
+                (unsigned long long)seed);
+    std::printf("%-14s %-14s %-26s %-30s %10s %10s  %-20s %s\n", "op", "variant", "device",
+                "shape", "max abs", "rel error", "tolerance", "result");
+    int passed = 0, failed = 0, unsupported = 0;
+    for (const check::OpCheck* op : ops) {
+        const std::vector<std::string> shapes =
+            options.has("--shape") ? std::vector{options.get("--shape")} : op->default_shapes;
+        for (const std::string& variant : variants) {
+            const Backend& b = backend(variant);
+            for (const std::string& shape : shapes) {
+                try {
+                    for (const check::CaseResult& r : op->run(b, shape, seed)) {
+                        const bool ok = r.comparison.passed;
+                        print_row(r, ok ? "PASS" : "FAIL: " + r.comparison.describe());
+                        (ok ? passed : failed)++;
+                    }
+                } catch (const Unsupported& e) {
+                    std::printf("%-14s %-14s %-26.26s %-30s %s\n", op->name.c_str(),
+                                variant.c_str(), b.device().c_str(), shape.c_str(),
+                                ("n/a: " + std::string(e.what())).c_str());
+                    ++unsupported;
+                } catch (const InvalidArgument&) {
+                    throw;  // a bad --shape: one error line, not a table of failures
+                } catch (const std::exception& e) {
+                    std::printf("%-14s %-14s %-26.26s %-30s FAIL: %s\n", op->name.c_str(),
+                                variant.c_str(), b.device().c_str(), shape.c_str(), e.what());
+                    ++failed;
+                }
+                std::fflush(stdout);
+            }
+        }
+    }
+    std::printf("\n%d passed, %d failed", passed, failed);
+    if (unsupported > 0) std::printf(", %d not implemented by their variant", unsupported);
+    std::printf(" (seed %llu)\n", (unsigned long long)seed);
+    return failed == 0 ? 0 : 1;
+}
+
+}  // namespace triptych::tools

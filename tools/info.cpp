@@ -1,0 +1,48 @@
+// `triptych info`: what this build is and what it runs on.
+#include <omp.h>
+
+#include <cstdio>
+
+#include "common/registry.hpp"
+#include "tools/commands.hpp"
+#include "tools/options.hpp"
+#include "triptych_config.hpp"
+
+#if !TRIPTYCH_GPU_OFF
+#include "gpu/runtime/device.hpp"
+#endif
+
+namespace triptych::tools {
+
+int info_main(const Args& args) {
+    Options options("info", args, {}, {"--help"});
+    if (options.has("--help")) {
+        std::puts("usage: triptych info\n\nPrints the build flavor (cuda, sim or off), the "
+                  "compiler, the CPU threads OpenMP uses,\nthe GPU (name, SMs, memory, compute "
+                  "capability) or 'simulator' / 'none', and the backends.");
+        return 0;
+    }
+    std::printf("build:       TRIPTYCH_GPU=%s\n", TRIPTYCH_GPU_FLAVOR);
+    std::printf("compiler:    %s\n", TRIPTYCH_CXX_COMPILER);
+    std::printf("CPU threads: %d (OpenMP; set OMP_NUM_THREADS to change)\n", omp_get_max_threads());
+#if TRIPTYCH_GPU_OFF
+    std::printf("GPU:         none (CPU-only build)\n");
+#else
+    if (!gpu::available()) {
+        std::printf("GPU:         none visible\n");
+    } else if (const gpu::DeviceInfo d = gpu::info(); d.simulated) {
+        std::printf("GPU:         simulator (GPU kernels run on the CPU; their timings say nothing "
+                    "about a GPU)\n");
+    } else {
+        std::printf("GPU:         %s, %d SMs, %.1f GiB, compute capability %d.%d\n", d.name.c_str(),
+                    d.multiprocessors, d.memory_bytes / double(1u << 30), d.major, d.minor);
+    }
+#endif
+    std::printf("backends:   ");
+    for (const std::string& name : backend_names())
+        std::printf(" %s (%s)", name.c_str(), backend(name).device().c_str());
+    std::printf("\n");
+    return 0;
+}
+
+}  // namespace triptych::tools

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs, from Debian 12's packages, whatever triptych needs that is missing. Idempotent: when
+# everything is there it changes nothing and needs no network. The CUDA toolkit is optional and
+# not installed here (see README: "Building for a real GPU").
+set -euo pipefail
+
+packages=(
+  g++ cmake make                 # the toolchain
+  libeigen3-dev                  # cpu_eigen_omp
+  libopenblas-dev                # Eigen's BLAS backend and the openblas benchmark row
+  libboost-context-dev           # the CUDA simulator's fibers
+  catch2                         # tests (Catch2 2.x)
+  libbenchmark-dev               # benchmarks (Google Benchmark)
+  python3-matplotlib             # the report's charts
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "installing: ${missing[*]}"
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

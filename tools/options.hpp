@@ -1,0 +1,44 @@
+// A small command-line option reader shared by the subcommands: `--name value` pairs and flags,
+// with an error naming the subcommand for anything unknown or missing its value.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "common/errors.hpp"
+#include "tools/commands.hpp"
+
+namespace triptych::tools {
+
+class Options {
+public:
+    // `valued`: options that take a value; `flags`: options that do not.
+    Options(const std::string& command, const Args& args, std::set<std::string> valued,
+            std::set<std::string> flags = {}) {
+        for (std::size_t i = 0; i < args.size(); ++i) {
+            const std::string& arg = args[i];
+            if (flags.count(arg) > 0) {
+                values_[arg] = "";
+            } else if (valued.count(arg) > 0) {
+                if (i + 1 >= args.size())
+                    throw InvalidArgument("option " + arg + " needs a value (see triptych " +
+                                          command + " --help)");
+                values_[arg] = args[++i];
+            } else {
+                throw InvalidArgument("unknown option '" + arg + "' (see triptych " + command +
+                                      " --help)");
+            }
+        }
+    }
+    bool has(const std::string& name) const { return values_.count(name) > 0; }
+    std::string get(const std::string& name, const std::string& fallback = "") const {
+        auto it = values_.find(name);
+        return it == values_.end() ? fallback : it->second;
+    }
+
+private:
+    std::map<std::string, std::string> values_;
+};
+
+}  // namespace triptych::tools

@@ -1,0 +1,357 @@
+// `triptych bench` and `triptych report`: run the Google Benchmark suites (bench/, executable
+// triptych_bench) and turn their JSON into a Markdown report with charts (bench/report.py).
+//
+// Both run every benchmark three times and keep the medians, so one noisy repetition does not move
+// a figure. Output files are written to a temporary name and renamed into place: an interrupted
+// or failed run never leaves a half-written file where a good one was.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "tools/commands.hpp"
+#include "tools/options.hpp"
+#include "triptych_config.hpp"
+
+extern char** environ;
+
+namespace triptych::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int repetitions = 3;
+// Google Benchmark runs each repetition for at least this long. A full run's ~30 rows then take
+// one to two minutes on a 2-core machine; --quick rows are timed just long enough to test the
+// pipeline, not to measure anything.
+constexpr double min_seconds = 0.25;
+constexpr double quick_min_seconds = 0.01;
+
+// --- running another program ------------------------------------------------------------------
+
+// While a child runs, Ctrl-C must stop the child, not us: we still have temporary files to remove.
+// The child gets default signal handling back (see run_program).
+class IgnoreInterrupts {
+public:
+    IgnoreInterrupts() {
+        old_int_ = std::signal(SIGINT, SIG_IGN);
+        old_term_ = std::signal(SIGTERM, SIG_IGN);
+    }
+    ~IgnoreInterrupts() {
+        std::signal(SIGINT, old_int_);
+        std::signal(SIGTERM, old_term_);
+    }
+
+private:
+    void (*old_int_)(int);
+    void (*old_term_)(int);
+};
+
+std::string read_all(int fd) {
+    std::string text;
+    char buffer[4096];
+    for (;;) {
+        const ssize_t n = read(fd, buffer, sizeof buffer);
+        if (n > 0) text.append(buffer, static_cast<std::size_t>(n));
+        if (n == 0 || (n < 0 && errno != EINTR)) return text;
+    }
+}
+
+// Runs `command` (command[0] is a path) and returns its exit status (128 + signal if a signal
+// ended it). Its output goes to ours, except file descriptor `capture_fd` (1 or 2) when `captured`
+// is given: that is collected into `captured`; and its stderr is dropped if `quiet`.
+int run_program(const std::vector<std::string>& command, int capture_fd = -1,
+                std::string* captured = nullptr, bool quiet = false) {
+    std::vector<char*> argv;
+    for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+
+    int pipe_fds[2] = {-1, -1};
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    if (captured != nullptr) {
+        if (pipe2(pipe_fds, O_CLOEXEC) != 0) throw Error("pipe: " + std::string(strerror(errno)));
+        posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], capture_fd);
+    }
+    if (quiet) posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t defaults;
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGINT);
+    sigaddset(&defaults, SIGTERM);
+    posix_spawnattr_setsigdefault(&attributes, &defaults);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF);
+
+    IgnoreInterrupts ignore;
+    std::fflush(stdout);  // our lines first, then the child's
+    pid_t pid = 0;
+    const int failed = posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    if (captured != nullptr) close(pipe_fds[1]);
+    if (failed != 0) {
+        if (captured != nullptr) close(pipe_fds[0]);
+        throw DataError("cannot run " + command[0] + ": " + strerror(failed));
+    }
+    if (captured != nullptr) {
+        *captured = read_all(pipe_fds[0]);
+        close(pipe_fds[0]);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) throw Error("waitpid: " + std::string(strerror(errno)));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The last non-empty line of a program's error output: report.py's one-line message, or the
+// exception line of a Python traceback.
+std::string last_line(const std::string& text) {
+    std::istringstream lines(text);
+    std::string line, last;
+    while (std::getline(lines, line))
+        if (!line.empty()) last = line;
+    return last;
+}
+
+// --- files ------------------------------------------------------------------------------------
+
+// A temporary file, created empty and removed on destruction unless `keep_as` renamed it.
+class TemporaryFile {
+public:
+    // `<directory>/.<stem>.tmp-XXXXXX.json`, readable as a normal file would be.
+    TemporaryFile(const fs::path& directory, const std::string& stem) {
+        std::string name = (directory / ("." + stem + ".tmp-XXXXXX.json")).string();
+        const int fd = mkstemps(name.data(), 5);
+        if (fd < 0)
+            throw DataError("cannot create a file in " + directory.string() + ": " +
+                            strerror(errno));
+        const mode_t mask = umask(0);
+        umask(mask);
+        fchmod(fd, 0666 & ~mask);
+        close(fd);
+        path_ = name;
+    }
+    ~TemporaryFile() {
+        std::error_code ignored;
+        if (!path_.empty()) fs::remove(path_, ignored);
+    }
+    TemporaryFile(const TemporaryFile&) = delete;
+    TemporaryFile& operator=(const TemporaryFile&) = delete;
+
+    const fs::path& path() const { return path_; }
+    void keep_as(const fs::path& target) {
+        fs::rename(path_, target);
+        path_.clear();
+    }
+
+private:
+    fs::path path_;
+};
+
+fs::path parent_of(const fs::path& file) {
+    const fs::path parent = fs::absolute(file).parent_path();
+    if (!fs::is_directory(parent))
+        throw InvalidArgument("directory " + parent.string() + " does not exist");
+    return parent;
+}
+
+// triptych_bench sits next to this executable when installed together, or in the build tree's
+// bench/ folder next to tools/.
+fs::path find_bench() {
+    const fs::path here = fs::read_symlink("/proc/self/exe").parent_path();
+    for (const fs::path& candidate : {here / "triptych_bench", here / ".." / "bench" / "triptych_bench"})
+        if (access(candidate.c_str(), X_OK) == 0) return fs::weakly_canonical(candidate);
+    throw DataError("cannot find triptych_bench next to " + here.string() + " or in " +
+                    (here / ".." / "bench").lexically_normal().string() +
+                    "; build it with: cmake --build <build dir> --target triptych_bench");
+}
+
+// --- the benchmarks ---------------------------------------------------------------------------
+
+struct BenchRun {
+    std::string filter;  // a regular expression over the row names; empty: every row
+    bool quick = false;
+    bool include_simulator = false;
+};
+
+BenchRun bench_run(const Options& options) {
+    return {options.get("--filter"), options.has("--quick"), options.has("--include-simulator")};
+}
+
+std::vector<std::string> bench_command(const fs::path& bench, const BenchRun& run) {
+    std::vector<std::string> command{bench.string()};
+    if (!run.filter.empty()) command.push_back("--benchmark_filter=" + run.filter);
+    if (run.quick) command.push_back("--quick");
+    if (run.include_simulator) command.push_back("--include-simulator");
+    return command;
+}
+
+// Lists the selected rows without running them, to say how many there are and how long they take.
+int count_rows(const fs::path& bench, const BenchRun& run) {
+    std::vector<std::string> command = bench_command(bench, run);
+    command.push_back("--benchmark_list_tests=true");
+    std::string listing;  // one name a line; a filter matching nothing is our error to report
+    if (run_program(command, STDOUT_FILENO, &listing, /*quiet=*/true) != 0)
+        throw DataError("triptych_bench could not list its benchmarks");
+    int rows = 0;
+    std::istringstream lines(listing);
+    for (std::string line; std::getline(lines, line);)
+        if (!line.empty()) ++rows;
+    return rows;
+}
+
+// "a few seconds", "about 40 s", "about 2 min".
+std::string duration_text(double seconds) {
+    if (seconds < 10) return "a few seconds";
+    if (seconds < 90) return "about " + std::to_string(int(seconds)) + " s";
+    return "about " + std::to_string(int(seconds / 60 + 0.5)) + " min";
+}
+
+// Runs the selected rows, printing each as Google Benchmark finishes it; writes the JSON to
+// `json` if given.
+void run_benchmarks(const BenchRun& run, const fs::path* json) {
+    const fs::path bench = find_bench();
+    const int rows = count_rows(bench, run);
+    if (rows == 0)
+        throw InvalidArgument("--filter '" + run.filter + "' matches no benchmark (" +
+                              bench.string() + " --benchmark_list_tests lists them)");
+    const double seconds = rows * repetitions * (run.quick ? quick_min_seconds : min_seconds) *
+                           2.5;  // measured: Google Benchmark's iteration search, then the runs
+    std::printf("triptych: %d benchmarks x %d repetitions, %s; each row's median appears when it "
+                "finishes\n",
+                rows, repetitions, duration_text(seconds).c_str());
+
+    std::vector<std::string> command = bench_command(bench, run);
+    std::ostringstream min_time;
+    min_time << (run.quick ? quick_min_seconds : min_seconds);
+    command.insert(command.end(), {"--benchmark_repetitions=" + std::to_string(repetitions),
+                                   "--benchmark_report_aggregates_only=true",
+                                   "--benchmark_min_time=" + min_time.str()});
+    if (json != nullptr)
+        command.insert(command.end(),
+                       {"--benchmark_out=" + json->string(), "--benchmark_out_format=json"});
+    const int status = run_program(command);
+    if (status == 128 + SIGINT || status == 128 + SIGTERM)
+        throw Error("interrupted; nothing was written");
+    if (status != 0)
+        throw Error("triptych_bench failed (exit status " + std::to_string(status) + ")");
+}
+
+// --- the report -------------------------------------------------------------------------------
+
+// Runs bench/report.py with `arguments`; its one-line error becomes our DataError.
+void run_report_py(const std::vector<std::string>& arguments) {
+    const std::string script = TRIPTYCH_SOURCE_DIR "/bench/report.py";
+    if (access(TRIPTYCH_PYTHON, X_OK) != 0)
+        throw DataError("python " TRIPTYCH_PYTHON " (with matplotlib) not found; see README");
+    std::vector<std::string> command{TRIPTYCH_PYTHON, script};
+    command.insert(command.end(), arguments.begin(), arguments.end());
+    std::string errors;
+    const int status = run_program(command, STDERR_FILENO, &errors);
+    if (status != 0) {
+        const std::string message = last_line(errors);
+        throw DataError(message.empty() ? "report.py failed (exit status " +
+                                              std::to_string(status) + ")"
+                                        : message);
+    }
+}
+
+void print_bench_help() {
+    std::printf(
+        "usage: triptych bench [--filter REGEX] [--out FILE.json] [--quick] [--include-simulator]\n"
+        "\n"
+        "Runs the Google Benchmark suites (GEMM, ReLU, copies) on every variant that can run\n"
+        "here, %d repetitions each; each row is printed as it finishes.\n",
+        repetitions);
+    std::puts(
+        "Rows are named <op>/<variant>/<size>, e.g. gemm/cpu_eigen_omp/1024x1024x1024.\n"
+        "\n"
+        "  --filter REGEX       only rows whose name matches, e.g. 'gemm/(cpu_eigen_omp|openblas)'\n"
+        "  --out FILE.json      also write the results as JSON (input of triptych report --from)\n"
+        "  --quick              small sizes and short timing: seconds, for tests and CI\n"
+        "  --include-simulator  also time the simulator variants, as <variant>_on_simulator\n"
+        "                       (CPU timings of the simulator, never shown as GPU timings)\n"
+        "\n"
+        "For Google Benchmark's own flags, run triptych_bench directly (triptych_bench --help).");
+}
+
+void print_report_help() {
+    std::puts(
+        "usage: triptych report [--from FILE.json] [--out DIR] [--filter REGEX] [--quick]\n"
+        "                       [--include-simulator]\n"
+        "\n"
+        "Runs the benchmarks (as triptych bench does), or reads a saved run, and writes DIR:\n"
+        "report.md (the machine, GEMM GFLOP/s and speedups over cpu_naive and cpu_eigen_omp,\n"
+        "GPU kernels as % of cuBLAS, cpu_eigen_omp as % of OpenBLAS, ReLU GB/s against copy\n"
+        "bandwidth, host<->device transfer cost), PNG charts and the raw JSON. Without a GPU\n"
+        "every GPU column says \"no GPU\". DIR is replaced only once the new report is complete.\n"
+        "\n"
+        "  --from FILE.json     report this saved run (triptych bench --out) instead of running\n"
+        "  --out DIR            the report directory (default: report)\n"
+        "  --filter REGEX       only rows whose name matches\n"
+        "  --quick              small sizes and short timing: seconds, for tests and CI\n"
+        "  --include-simulator  also time the simulator variants (reported apart, never as GPU)");
+}
+
+}  // namespace
+
+int bench_main(const Args& args) {
+    Options options("bench", args, {"--filter", "--out"},
+                    {"--help", "--quick", "--include-simulator"});
+    if (options.has("--help")) {
+        print_bench_help();
+        return 0;
+    }
+    if (!options.has("--out")) {
+        run_benchmarks(bench_run(options), nullptr);
+        return 0;
+    }
+    const fs::path out = options.get("--out");
+    if (fs::is_directory(out)) throw InvalidArgument("--out " + out.string() + " is a directory");
+    TemporaryFile json(parent_of(out), out.filename().string());
+    run_benchmarks(bench_run(options), &json.path());
+    json.keep_as(out);
+    std::printf("results written to %s\n", out.c_str());
+    return 0;
+}
+
+int report_main(const Args& args) {
+    Options options("report", args, {"--from", "--out", "--filter"},
+                    {"--help", "--quick", "--include-simulator"});
+    if (options.has("--help")) {
+        print_report_help();
+        return 0;
+    }
+    const bool running = !options.has("--from");
+    if (!running && (options.has("--filter") || options.has("--quick") ||
+                     options.has("--include-simulator")))
+        throw InvalidArgument("--filter, --quick and --include-simulator choose what to run; "
+                              "they cannot be combined with --from");
+    const std::string out = options.get("--out", "report");
+    // Refuse a bad --out before spending minutes on benchmarks.
+    run_report_py({"--check-out", out});
+    if (!running) {
+        const std::string from = options.get("--from");
+        if (!fs::is_regular_file(from)) throw DataError("cannot read " + from + ": no such file");
+        run_report_py({"--json", from, "--out", out});
+        return 0;
+    }
+    TemporaryFile json(fs::temp_directory_path(), "triptych-bench");
+    run_benchmarks(bench_run(options), &json.path());
+    run_report_py({"--json", json.path().string(), "--out", out});
+    return 0;
+}
+
+}  // namespace triptych::tools

@@ -1,0 +1,50 @@
+// `triptych`: the command line. One subcommand per job:
+//   info     the build, the compiler, the CPU threads and the GPU (or simulator / none)
+//   check    every op of every variant against the float64 reference
+//   bench    the Google Benchmark suites
+//   report   benchmarks -> a Markdown speedup report with charts
+// Any error is printed as one line on stderr and the exit status is non-zero.
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "tools/commands.hpp"
+
+namespace {
+
+void print_usage() {
+    std::puts(
+        "usage: triptych <command> [options]\n"
+        "\n"
+        "commands:\n"
+        "  info     show the build flavor, compiler, CPU threads and GPU\n"
+        "  check    cross-check every op and variant against the float64 reference\n"
+        "  bench    run the benchmarks (Google Benchmark)\n"
+        "  report   run the benchmarks and write the speedup report (Markdown + charts)\n"
+        "\n"
+        "`triptych <command> --help` explains each command's options.");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace triptych::tools;
+    if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+        print_usage();
+        return argc < 2 ? 2 : 0;
+    }
+    const std::string command = argv[1];
+    const Args args(argv + 2, argv + argc);
+    try {
+        if (command == "info") return info_main(args);
+        if (command == "check") return check_main(args);
+        if (command == "bench") return bench_main(args);
+        if (command == "report") return report_main(args);
+        std::fprintf(stderr, "triptych: unknown command '%s' (try triptych --help)\n",
+                     command.c_str());
+        return 2;
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "triptych %s: %s\n", command.c_str(), error.what());
+        return 1;
+    }
+}
