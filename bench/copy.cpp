@@ -21,16 +21,12 @@
 #if TRIPTYCH_GPU_CUDA
 #include <cuda_runtime.h>
 
+#include "common/errors.hpp"
 #include "gpu/runtime/device.hpp"
 #endif
 
 namespace triptych::bench {
 namespace {
-
-void count_bytes(benchmark::State& state, double bytes_per_call) {
-    state.counters["bytes"] =
-        benchmark::Counter(bytes_per_call, benchmark::Counter::kIsIterationInvariantRate);
-}
 
 void copy_host(benchmark::State& state, std::int64_t n) {
     const std::vector<float> src = random_values(n);
@@ -46,7 +42,7 @@ void copy_host(benchmark::State& state, std::int64_t n) {
         benchmark::ClobberMemory();
     }
     state.SetLabel("CPU, " + std::to_string(omp_get_max_threads()) + " threads");
-    count_bytes(state, 2.0 * sizeof(float) * double(n));
+    count_per_second(state, "bytes", 2.0 * sizeof(float) * double(n));
 }
 
 #if TRIPTYCH_GPU_CUDA
@@ -55,18 +51,20 @@ void copy_host(benchmark::State& state, std::int64_t n) {
 const std::vector<std::int64_t> transfer_sizes{1 << 18, 1 << 22, 1 << 26};
 const std::vector<std::int64_t> quick_transfer_sizes{1 << 18, 1 << 20};
 
+// Throws CudaError if the copy fails (add() turns it into a failed row).
+void device_to_device(float* dst, const float* src, std::size_t bytes) {
+    if (cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice) != cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess)
+        throw CudaError("cudaMemcpy device to device failed");
+}
+
 void copy_device(benchmark::State& state, std::int64_t n) {
     const std::shared_ptr<float> src = gpu::device_allocate(n), dst = gpu::device_allocate(n);
     const std::size_t bytes = sizeof(float) * n;
-    for (auto _ : state) {
-        if (cudaMemcpy(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice) != cudaSuccess ||
-            cudaDeviceSynchronize() != cudaSuccess) {
-            state.SkipWithError("cudaMemcpy device to device failed");
-            break;
-        }
-    }
+    device_to_device(dst.get(), src.get(), bytes);  // warm-up
+    for (auto _ : state) device_to_device(dst.get(), src.get(), bytes);
     state.SetLabel(gpu::info().name);
-    count_bytes(state, 2.0 * double(bytes));
+    count_per_second(state, "bytes", 2.0 * double(bytes));
 }
 
 // Host memory of either kind; `pinned` comes from cudaMallocHost.
@@ -75,35 +73,32 @@ std::shared_ptr<float> host_buffer(std::int64_t n, bool pinned) {
     return std::shared_ptr<float>(new float[n](), std::default_delete<float[]>());
 }
 
+// One cudaMemcpy (synchronous) per iteration, host to device or back.
 void copy_across(benchmark::State& state, std::int64_t n, bool to_device, bool pinned) {
     const std::shared_ptr<float> host = host_buffer(n, pinned);
     const std::shared_ptr<float> device = gpu::device_allocate(n);
-    try {
-        for (auto _ : state) {
-            if (to_device)
-                gpu::copy_to_device(device.get(), host.get(), n);
-            else
-                gpu::copy_to_host(host.get(), device.get(), n);
-        }
-    } catch (const std::exception& e) {
-        state.SkipWithError(e.what());
-        return;
-    }
+    auto copy = [&] {
+        if (to_device)
+            gpu::copy_to_device(device.get(), host.get(), n);
+        else
+            gpu::copy_to_host(host.get(), device.get(), n);
+    };
+    copy();  // warm-up: the driver sets up its staging buffers on the first copy
+    for (auto _ : state) copy();
     state.SetLabel(pinned ? "pinned host memory" : "pageable host memory");
-    count_bytes(state, sizeof(float) * double(n));
+    count_per_second(state, "bytes", sizeof(float) * double(n));
 }
 
 // Registered only when a real GPU runs here; simulator copies are plain memcpy.
 void register_device_copies(const Options& options) {
     if (!gpu::available() || gpu::info().simulated) return;
     for (std::int64_t n : stream_sizes(DeviceKind::Gpu, options))
-        add("copy/device/" + std::to_string(n),
-            [n](benchmark::State& s) { copy_device(s, n); });
+        add("copy/device/" + std::to_string(n), [n](benchmark::State& s) { copy_device(s, n); });
     for (const bool to_device : {true, false})
         for (const bool pinned : {false, true})
             for (std::int64_t n : options.quick ? quick_transfer_sizes : transfer_sizes) {
-                const std::string kind = std::string(to_device ? "h2d" : "d2h") +
-                                         (pinned ? "_pinned" : "_pageable");
+                const std::string kind =
+                    std::string(to_device ? "h2d" : "d2h") + (pinned ? "_pinned" : "_pageable");
                 add("copy/" + kind + "/" + std::to_string(n),
                     [=](benchmark::State& s) { copy_across(s, n, to_device, pinned); });
             }

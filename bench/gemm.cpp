@@ -45,11 +45,6 @@ std::string row_name(const std::string& op, const std::string& variant, std::int
     return op + "/" + variant + "/" + size + "x" + size + "x" + size;
 }
 
-void count_flops(benchmark::State& state, const GemmShape& shape) {
-    state.counters["flops"] =
-        benchmark::Counter(shape.flops(), benchmark::Counter::kIsIterationInvariantRate);
-}
-
 // One variant through the Backend interface. A, B and C live in the variant's memory (device
 // memory on a GPU); synchronize() inside the loop makes each timed call include the whole kernel.
 void gemm_backend(benchmark::State& state, const Backend& b, std::int64_t n) {
@@ -57,12 +52,13 @@ void gemm_backend(benchmark::State& state, const Backend& b, std::int64_t n) {
     const Tensor A = b.upload(shape.a_shape(), random_values(n * n));
     const Tensor B = b.upload(shape.b_shape(), random_values(n * n));
     Tensor C = b.allocate(shape.c_shape());
-    if (!warm_up(state, [&] { b.gemm(shape, A, B, C); }, b, C)) return;
+    auto gemm = [&] { b.gemm(shape, A, B, C); };
+    if (!warm_up(state, gemm, b, C)) return;
     for (auto _ : state) {
-        b.gemm(shape, A, B, C);
+        gemm();
         b.synchronize();
     }
-    count_flops(state, shape);
+    count_per_second(state, "flops", shape.flops());
 }
 
 // OpenBLAS's sgemm on the same 64-byte-aligned host memory cpu_eigen_omp uses, so the two rows
@@ -81,7 +77,7 @@ void gemm_openblas(benchmark::State& state, std::int64_t n) {
     if (!warm_up(state, sgemm, host, C)) return;
     state.SetLabel("OpenBLAS, " + std::to_string(openblas_get_num_threads()) + " threads");
     for (auto _ : state) sgemm();
-    count_flops(state, shape);
+    count_per_second(state, "flops", shape.flops());
 }
 
 #if TRIPTYCH_BENCH_SHARED_TILES
@@ -97,7 +93,7 @@ void gemm_shared_tiles(benchmark::State& state, const Backend& tiled, std::int64
         kernel();
         tiled.synchronize();
     }
-    count_flops(state, shape);
+    count_per_second(state, "flops", shape.flops());
 }
 #endif
 

@@ -7,7 +7,6 @@
 // threads, GPU or "no GPU"), so a table never lacks the machine it was measured on.
 #include <cblas.h>
 #include <omp.h>
-
 #include <unistd.h>
 
 #include <cstring>
@@ -77,9 +76,12 @@ bool other_format_asked(int argc, char** argv) {
 
 std::string kind_name(DeviceKind kind) {
     switch (kind) {
-        case DeviceKind::Cpu: return "cpu";
-        case DeviceKind::Simulator: return "simulator";
-        case DeviceKind::Gpu: return "gpu";
+        case DeviceKind::Cpu:
+            return "cpu";
+        case DeviceKind::Simulator:
+            return "simulator";
+        case DeviceKind::Gpu:
+            return "gpu";
     }
     return "unknown";
 }

@@ -183,11 +183,14 @@ def series_variant(series):
 # --- formatting ---------------------------------------------------------------------------------
 
 def fmt_number(x):
+    """Three significant figures or so: 1234, 45.6, 7.89, 0.012."""
     if x >= 100:
         return f"{x:.0f}"
     if x >= 10:
         return f"{x:.1f}"
-    return f"{x:.2f}"
+    if x >= 1:
+        return f"{x:.2f}"
+    return f"{x:.2g}"
 
 
 def fmt_times(x):
@@ -267,8 +270,8 @@ def gemm_sections(series, machine):
 
     out = ["## GEMM throughput (GFLOP/s)\n\n"
            "C = A·B with square float32 matrices, 2·N³ floating-point operations per call; "
-           "median of the repetitions. '—': not run at that size (cpu_naive stops at the size "
-           "where one call takes about a second).\n\n" + gemm_table(series, machine, sizes, gflops)]
+           "median of the repetitions. '—': not run at that size (cpu_naive stops at N = 512 to "
+           "keep the run short, see bench/gemm.cpp).\n\n" + gemm_table(series, machine, sizes, gflops)]
     for base in ("cpu_naive", "cpu_eigen_omp"):
         text = f"## GEMM speedup over {base}\n\n"
         if base in series:

@@ -2,8 +2,8 @@
 #include "bench/suites.hpp"
 
 #include <cmath>
+#include <exception>
 
-#include "common/errors.hpp"
 #include "common/random.hpp"
 #include "common/registry.hpp"
 
@@ -53,28 +53,34 @@ std::vector<float> random_values(std::int64_t count) {
 }
 
 void add(const std::string& name, std::function<void(benchmark::State&)> body) {
-    benchmark::RegisterBenchmark(name.c_str(), std::move(body))
+    auto guarded = [body = std::move(body)](benchmark::State& state) {
+        try {
+            body(state);
+        } catch (const std::exception& e) {
+            state.SkipWithError(e.what());  // also stops the timer if the loop was running
+        }
+    };
+    benchmark::RegisterBenchmark(name.c_str(), guarded)
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
 }
 
+void count_per_second(benchmark::State& state, const char* name, double per_call) {
+    state.counters[name] =
+        benchmark::Counter(per_call, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 bool warm_up(benchmark::State& state, const std::function<void()>& op, const Backend& owner,
              const Tensor& output) {
-    try {
-        op();
-        owner.synchronize();
-        const std::vector<float> values = owner.download(output);
-        for (std::size_t i = 0; i < values.size(); ++i)
-            if (std::isnan(values[i])) {
-                state.SkipWithError(("output element " + std::to_string(i) +
-                                     " was never written (still NaN); not timed")
-                                        .c_str());
-                return false;
-            }
-    } catch (const Error& e) {
-        state.SkipWithError(e.what());
-        return false;
-    }
+    op();
+    owner.synchronize();
+    const std::vector<float> values = owner.download(output);
+    for (std::size_t i = 0; i < values.size(); ++i)
+        if (std::isnan(values[i])) {
+            state.SkipWithError(
+                ("output element " + std::to_string(i) + " was never written (still NaN)").c_str());
+            return false;
+        }
     state.SetLabel(owner.device());
     return true;
 }

@@ -46,15 +46,20 @@ std::vector<std::int64_t> stream_sizes(DeviceKind kind, const Options& options);
 std::vector<float> random_values(std::int64_t count);
 
 // Registers `body` as benchmark `name`. Rows are timed in wall-clock time: OpenMP worker threads
-// and GPU kernels do not show in the main thread's CPU time, which Google Benchmark uses by default.
+// and GPU kernels do not show in the main thread's CPU time, which Google Benchmark uses by
+// default. An exception (Unsupported, CudaError, out of memory) marks the row as failed with its
+// message; the other rows still run.
 void add(const std::string& name, std::function<void(benchmark::State&)> body);
 
-// Runs `op` once before timing: that proves the variant implements the op and warms caches and
-// the GPU. Then checks that `output` holds no NaN (allocate() fills with NaN, so a NaN left means
-// an element was never written, and a fast time for it would be a lie). Returns false, after
-// telling `state` why, when the row cannot be timed.
+// Runs `op` once before timing, to warm caches and the GPU, then checks that `output` holds no NaN:
+// allocate() fills with NaN, so a NaN left means an element was never written, and a fast time
+// for it would be a lie. Returns false, having marked the row as failed, in that case.
 bool warm_up(benchmark::State& state, const std::function<void()>& op, const Backend& owner,
              const Tensor& output);
+
+// Sets counter `name` ("flops", "bytes") to `per_call` times the iterations, shown as a rate per
+// second of wall-clock time ("flops=95.2G/s").
+void count_per_second(benchmark::State& state, const char* name, double per_call);
 
 // Each suite registers its rows; see the top of gemm.cpp, relu.cpp and copy.cpp.
 void register_gemm(const Options& options);

@@ -1,14 +1,17 @@
-// What the lesson programs share: the seed of their random inputs, a warm-up before each timed
-// check, and how a row of their side-by-side tables shows a time and a verdict. The comparison itself is check/crosscheck.hpp's;
-// the timer is common/timer.hpp's (crosscheck times each op with it).
+// What the lesson programs share: the seed of their random inputs, how one row is run (a warm-up,
+// then the timed check), and how a row of their side-by-side tables shows a time and a verdict.
+// The comparison itself is check/crosscheck.hpp's; the timer is common/timer.hpp's (crosscheck
+// times each op with it).
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <string>
 
 #include "check/crosscheck.hpp"
 #include "common/backend.hpp"
+#include "common/errors.hpp"
 #include "common/random.hpp"
 
 namespace triptych::lessons {
@@ -21,19 +24,33 @@ inline std::uint64_t seed_from_args(int argc, char** argv) {
     return seed;
 }
 
-// Runs `check` (a call of check::check_gemm or the like) twice and returns the second result:
-// the first call pays one-time costs that are not the op's (a GPU loading the kernel, OpenMP
-// starting its threads). A failure of the first run is returned instead, never hidden.
+// Runs `check` (a call of check::check_gemm or the like on `b`) twice and returns the second
+// result: the first call pays one-time costs that are not the op's (a GPU loading the kernel,
+// OpenMP starting its threads). A failure of the first run is returned instead, never hidden.
+// An error other than Unsupported (a rejected launch, a divergent __syncthreads()) becomes a
+// failed result carrying its message, so the table goes on; Unsupported (the variant lacks the
+// op) is the caller's to report.
 template <typename Check>
-check::CaseResult warm_then_check(Check check) {
-    check::CaseResult first = check();
-    if (!first.comparison.passed) return first;
-    return check();
+check::CaseResult run_check(const Backend& b, Check check) {
+    try {
+        check::CaseResult first = check();
+        if (!first.comparison.passed) return first;
+        return check();
+    } catch (const Unsupported&) {
+        throw;
+    } catch (const std::exception& error) {
+        check::CaseResult failed;
+        failed.variant = b.name();
+        failed.device = b.device();
+        failed.comparison.problem = error.what();
+        return failed;
+    }
 }
 
 // "812 us", "3.07 ms", "1.25 s"; a trailing '*' marks a simulator time (see simulator_footnote).
 inline std::string time_text(double seconds, DeviceKind kind) {
     char text[32];
+    if (seconds <= 0) return "-";  // the op did not finish
     if (seconds < 1e-3)
         std::snprintf(text, sizeof text, "%.0f us", seconds * 1e6);
     else if (seconds < 1.0)
@@ -46,6 +63,7 @@ inline std::string time_text(double seconds, DeviceKind kind) {
 // "12.3 GFLOP/s" for `flops` operations in `seconds`; '*' marks a simulator rate, as above.
 inline std::string rate_text(double flops, double seconds, DeviceKind kind) {
     char text[32];
+    if (seconds <= 0) return "-";
     std::snprintf(text, sizeof text, "%.2f", flops / seconds * 1e-9);
     return std::string(text) + (kind == DeviceKind::Simulator ? " *" : "");
 }

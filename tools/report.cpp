@@ -171,7 +171,8 @@ fs::path parent_of(const fs::path& file) {
 // bench/ folder next to tools/.
 fs::path find_bench() {
     const fs::path here = fs::read_symlink("/proc/self/exe").parent_path();
-    for (const fs::path& candidate : {here / "triptych_bench", here / ".." / "bench" / "triptych_bench"})
+    for (const fs::path& candidate :
+         {here / "triptych_bench", here / ".." / "bench" / "triptych_bench"})
         if (access(candidate.c_str(), X_OK) == 0) return fs::weakly_canonical(candidate);
     throw DataError("cannot find triptych_bench next to " + here.string() + " or in " +
                     (here / ".." / "bench").lexically_normal().string() +
@@ -229,9 +230,10 @@ void run_benchmarks(const BenchRun& run, const fs::path* json) {
                               bench.string() + " --benchmark_list_tests lists them)");
     const double seconds = rows * repetitions * (run.quick ? quick_min_seconds : min_seconds) *
                            2.5;  // measured: Google Benchmark's iteration search, then the runs
-    std::printf("triptych: %d benchmarks x %d repetitions, %s; each row's median appears when it "
-                "finishes\n",
-                rows, repetitions, duration_text(seconds).c_str());
+    std::printf(
+        "triptych: %d benchmarks x %d repetitions, %s; each row's median appears when it "
+        "finishes\n",
+        rows, repetitions, duration_text(seconds).c_str());
 
     std::vector<std::string> command = bench_command(bench, run);
     std::ostringstream min_time;
@@ -262,9 +264,9 @@ void run_report_py(const std::vector<std::string>& arguments) {
     const int status = run_program(command, STDERR_FILENO, &errors);
     if (status != 0) {
         const std::string message = last_line(errors);
-        throw DataError(message.empty() ? "report.py failed (exit status " +
-                                              std::to_string(status) + ")"
-                                        : message);
+        throw DataError(message.empty()
+                            ? "report.py failed (exit status " + std::to_string(status) + ")"
+                            : message);
     }
 }
 
@@ -278,7 +280,8 @@ void print_bench_help() {
     std::puts(
         "Rows are named <op>/<variant>/<size>, e.g. gemm/cpu_eigen_omp/1024x1024x1024.\n"
         "\n"
-        "  --filter REGEX       only rows whose name matches, e.g. 'gemm/(cpu_eigen_omp|openblas)'\n"
+        "  --filter REGEX       only rows whose name matches, e.g. "
+        "'gemm/(cpu_eigen_omp|openblas)'\n"
         "  --out FILE.json      also write the results as JSON (input of triptych report --from)\n"
         "  --quick              small sizes and short timing: seconds, for tests and CI\n"
         "  --include-simulator  also time the simulator variants, as <variant>_on_simulator\n"
@@ -335,10 +338,11 @@ int report_main(const Args& args) {
         return 0;
     }
     const bool running = !options.has("--from");
-    if (!running && (options.has("--filter") || options.has("--quick") ||
-                     options.has("--include-simulator")))
-        throw InvalidArgument("--filter, --quick and --include-simulator choose what to run; "
-                              "they cannot be combined with --from");
+    if (!running &&
+        (options.has("--filter") || options.has("--quick") || options.has("--include-simulator")))
+        throw InvalidArgument(
+            "--filter, --quick and --include-simulator choose what to run; "
+            "they cannot be combined with --from");
     const std::string out = options.get("--out", "report");
     // Refuse a bad --out before spending minutes on benchmarks.
     run_report_py({"--check-out", out});

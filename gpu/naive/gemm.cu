@@ -1,4 +1,4 @@
-// gpu_naive gemm: C = alpha * op(A) * op(B) + beta * C, row-major (see GemmShape in common/ops.hpp).
+// gpu_naive gemm: C = alpha * op(A) * op(B) + beta * C, row-major (GemmShape, common/ops.hpp).
 //   A is (M, K), or (K, M) when trans_a;  B is (K, N), or (N, K) when trans_b;  C is (M, N).
 //
 // version 1 (lesson 02): gemm_naive_kernel, one thread per element of C, everything read straight
@@ -20,10 +20,8 @@ namespace {
 // over two rows: still coalesced, but half-length segments and two A addresses per warp.
 constexpr int block_cols = 32;
 constexpr int block_rows = 8;
-// The hardware limit on gridDim.y; taller matrices are covered by looping over rows.
-constexpr std::int64_t max_grid_rows = 65535;
 
-// One thread per C[row, col]. The row loop only repeats when M needs more than max_grid_rows blocks.
+// One thread per C[row, col]. The row loop repeats only when M needs over gpu::max_grid_rows blocks.
 __global__ void gemm_naive_kernel(std::int64_t M, std::int64_t N, std::int64_t K, bool trans_a,
                                   bool trans_b, float alpha, const float* A, const float* B,
                                   float beta, float* C) {
@@ -51,7 +49,7 @@ __global__ void gemm_naive_kernel(std::int64_t M, std::int64_t N, std::int64_t K
 void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
     const dim3 block(block_cols, block_rows);
     const dim3 grid(unsigned(ceil_div<std::int64_t>(s.N, block_cols)),
-                    unsigned(std::min(ceil_div<std::int64_t>(s.M, block_rows), max_grid_rows)));
+                    unsigned(std::min(ceil_div<std::int64_t>(s.M, block_rows), gpu::max_grid_rows)));
     gpu::launch(gemm_naive_kernel, grid, block, 0, s.M, s.N, s.K, s.trans_a, s.trans_b, s.alpha, A,
                 B, s.beta, C);
 }

@@ -10,11 +10,16 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <source_location>
 
 #include "common/errors.hpp"
 
 namespace triptych::gpu {
+
+// The hardware limit on gridDim.y (and z). A kernel whose rows would need more blocks than this
+// covers the rest by looping over rows with a stride of gridDim.y blocks.
+constexpr std::int64_t max_grid_rows = 65535;
 
 #if defined(__CUDACC__)
 // Throws CudaError("<what> at file:line: <CUDA's message>") unless `status` is cudaSuccess.

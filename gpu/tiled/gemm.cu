@@ -1,4 +1,4 @@
-// gpu_tiled gemm: C = alpha * op(A) * op(B) + beta * C, row-major (see GemmShape in common/ops.hpp).
+// gpu_tiled gemm: C = alpha * op(A) * op(B) + beta * C, row-major (GemmShape, common/ops.hpp).
 //   A is (M, K), or (K, M) when trans_a;  B is (K, N), or (N, K) when trans_b;  C is (M, N).
 //
 // Lesson 03 walks these versions in order (version 1 is gpu/naive/gemm.cu):
@@ -24,11 +24,8 @@
 namespace triptych::gpu_tiled {
 namespace {
 
-// The hardware limit on gridDim.y. Grids cover C's rows along y, so a matrix taller than
-// 65535 tiles is covered by each block looping over tile rows with this stride.
-constexpr std::int64_t max_grid_rows = 65535;
 
-// ---- version 2: shared-memory tiles --------------------------------------------------------------
+// ---- version 2: shared-memory tiles ------------------------------------------------------------
 
 constexpr int tile = 32;
 
@@ -98,10 +95,11 @@ __global__ void gemm_shared_tiles_kernel(std::int64_t M, std::int64_t N, std::in
 // threads tx and tx + 4 would hit the same banks (a 2-way conflict on every load).
 
 constexpr int tiled_threads = 256;
-constexpr int threads_per_side = 16;                  // the 16 x 16 grid of threads
-constexpr int group_stride = threads_per_side * 4;    // 16 threads x 4 floats: groups are 64 apart
-// Padding each shared row by 4 floats shifts successive k-rows by 4 banks, so the transposing
-// stores of the loader (below) are conflict-free, while keeping every row 16-byte aligned.
+constexpr int threads_per_side = 16;                // the 16 x 16 grid of threads
+constexpr int group_stride = threads_per_side * 4;  // 16 threads x 4 floats: groups are 64 apart
+// Padding each shared row by 4 floats shifts successive k-rows by 4 banks, which makes the
+// transposing stores of the loader (below) conflict-free for 128 x 8 tiles, while keeping every
+// row 16-byte aligned for float4 access.
 constexpr int pad = 4;
 
 // Moves a BK x BMN tile of op(X) from global memory into shared memory as tile[k][i], where i runs
@@ -156,11 +154,12 @@ struct TileLoader {
 // acc += As * Bs over one BK step, for this thread's TM x TN block of C (see the layout above).
 template <int BM, int BN, int BK>
 __device__ void multiply_tiles(const float (*As)[BM + pad], const float (*Bs)[BN + pad], int tx,
-                               int ty, float (&acc)[BM / 16][BN / 16]) {
+                               int ty,
+                               float (&acc)[BM / threads_per_side][BN / threads_per_side]) {
     constexpr int TM = BM / threads_per_side, TN = BN / threads_per_side;
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
-        float a[TM], b[TN];
+        alignas(16) float a[TM], b[TN];  // aligned: filled by float4 copies
 #pragma unroll
         for (int g = 0; g < TM / 4; ++g)
             *reinterpret_cast<float4*>(&a[4 * g]) =
@@ -197,9 +196,12 @@ __device__ void update_c4(float* C, std::int64_t N, std::int64_t r, std::int64_t
         row[c + j] = alpha * acc[j] + (beta == 0.0f ? 0.0f : beta * row[c + j]);
 }
 
-// Block: 256 threads; grid: (N / BN, M / BM) tiles, rounded up. The transpositions are template
-// parameters, so each of the four cases compiles to its own branch-free loader.
-// vector_a, vector_b, vector_c: whether A, B, C allow float4 access (see load4).
+// Block: 256 threads; grid: (N / BN, M / BM) tiles, rounded up, y capped at gpu::max_grid_rows. The
+// transpositions are template parameters, so each of the four cases compiles to its own
+// branch-free loader. vector_a, vector_b, vector_c: whether A, B, C allow float4 access (load4).
+// __launch_bounds__(256, 2) holds the compiler to 128 registers per thread (64 of them the
+// accumulators; ptxas reports no spills), so that two blocks fit on an SM and one can compute
+// while the other waits at its barrier.
 template <int BM, int BN, int BK, bool trans_a, bool trans_b>
 __global__ void __launch_bounds__(tiled_threads, 2)
     gemm_tiled_kernel(std::int64_t M, std::int64_t N, std::int64_t K, float alpha,
@@ -263,7 +265,7 @@ bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 
 template <int BM, int BN, int BK>
 void launch_tiled(const GemmShape& s, const float* A, const float* B, float* C) {
     const dim3 grid(unsigned(ceil_div<std::int64_t>(s.N, BN)),
-                    unsigned(std::min(ceil_div<std::int64_t>(s.M, BM), max_grid_rows)));
+                    unsigned(std::min(ceil_div<std::int64_t>(s.M, BM), gpu::max_grid_rows)));
     // float4 access needs a 16-byte-aligned base (cudaMalloc gives 256 bytes, but a caller may
     // pass a pointer into a batch) and rows whose length is a multiple of 4 floats.
     const bool vector_a = aligned16(A) && (s.trans_a ? s.M : s.K) % 4 == 0;
@@ -289,7 +291,7 @@ int multiprocessors() {
 
 void gemm_shared_tiles(const GemmShape& s, const float* A, const float* B, float* C) {
     const dim3 grid(unsigned(ceil_div<std::int64_t>(s.N, tile)),
-                    unsigned(std::min(ceil_div<std::int64_t>(s.M, tile), max_grid_rows)));
+                    unsigned(std::min(ceil_div<std::int64_t>(s.M, tile), gpu::max_grid_rows)));
     gpu::launch(gemm_shared_tiles_kernel, grid, dim3(tile, tile), 0, s.M, s.N, s.K, s.trans_a,
                 s.trans_b, s.alpha, A, B, s.beta, C);
 }
@@ -298,7 +300,8 @@ void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
     // 128 x 128 tiles give the most reuse per load (8 x 8 per thread) but few blocks: when they
     // would leave SMs idle, 64 x 64 tiles (4 x 4 per thread, BK = 16 so that each thread still
     // loads one float4 of A and one of B per step) give four times as many blocks.
-    const std::int64_t big_tiles = ceil_div<std::int64_t>(s.M, 128) * ceil_div<std::int64_t>(s.N, 128);
+    const std::int64_t big_tiles =
+        ceil_div<std::int64_t>(s.M, 128) * ceil_div<std::int64_t>(s.N, 128);
     if (big_tiles >= multiprocessors())
         launch_tiled<128, 128, 8>(s, A, B, C);
     else

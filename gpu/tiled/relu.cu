@@ -83,15 +83,15 @@ std::int64_t scalar_head(std::int64_t n, std::initializer_list<const float*> poi
 }
 
 dim3 grid_for(std::int64_t n) {
-    return dim3(unsigned(std::clamp<std::int64_t>(ceil_div<std::int64_t>(n, 4 * block_threads),
-                                                  1, max_blocks)));
+    return dim3(unsigned(
+        std::clamp<std::int64_t>(ceil_div<std::int64_t>(n, 4 * block_threads), 1, max_blocks)));
 }
 
 }  // namespace
 
 void relu_forward(std::int64_t n, const float* x, float* y) {
-    gpu::launch(relu_forward_kernel, grid_for(n), dim3(block_threads), 0, n,
-                scalar_head(n, {x, y}), x, y);
+    gpu::launch(relu_forward_kernel, grid_for(n), dim3(block_threads), 0, n, scalar_head(n, {x, y}),
+                x, y);
 }
 
 void relu_backward(std::int64_t n, const float* x, const float* dy, float* dx) {

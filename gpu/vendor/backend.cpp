@@ -59,8 +59,8 @@ protected:
         const std::int64_t ld_b = s.trans_b ? s.K : s.N;
         const std::int64_t ld_a = s.trans_a ? s.M : s.K;
         // The _64 entry point takes 64-bit sizes, so no dimension can overflow an int.
-        check_cublas(cublasSgemm_64(handle_.get(), op_b, op_a, s.N, s.M, s.K, &s.alpha, B, ld_b,
-                                    A, ld_a, &s.beta, C, s.N),
+        check_cublas(cublasSgemm_64(handle_.get(), op_b, op_a, s.N, s.M, s.K, &s.alpha, B, ld_b, A,
+                                    ld_a, &s.beta, C, s.N),
                      "cublasSgemm " + s.str());
     }
 

@@ -63,8 +63,9 @@ int main(int argc, char** argv) {
     try {
         const std::vector<Version> list = versions();
         if (list.empty()) {
-            std::puts("no GPU to run on: this build has neither a visible GPU nor the simulator\n"
-                      "(configure with -DTRIPTYCH_GPU=sim to run the kernels on the CPU)");
+            std::puts(
+                "no GPU to run on: this build has neither a visible GPU nor the simulator\n"
+                "(configure with -DTRIPTYCH_GPU=sim to run the kernels on the CPU)");
             return 0;
         }
         const std::uint64_t seed = lessons::seed_from_args(argc, argv);
@@ -73,9 +74,9 @@ int main(int argc, char** argv) {
         const bool simulated = device.device_kind() == DeviceKind::Simulator;
         if (simulated)
             std::puts(
-                "\n!!! The kernels run on the CUDA simulator, i.e. on the CPU. The times below are\n"
-                "!!! CPU SIMULATOR TIMES, NOT GPU TIMES: they show what simulating each kernel\n"
-                "!!! costs, not what tiling gains on a GPU. Only the errors carry over.");
+                "\n!!! The kernels run on the CUDA simulator, i.e. on the CPU. The times below\n"
+                "!!! are CPU SIMULATOR TIMES, NOT GPU TIMES: they show what simulating each\n"
+                "!!! kernel costs, not what tiling gains on a GPU. Only the errors carry over.");
 
         // A square size large enough for the versions to differ on a GPU (smaller in the
         // simulator, which pays for every thread switch), and 257x129x511, a multiple of no tile
@@ -89,7 +90,7 @@ int main(int argc, char** argv) {
             for (const Version& v : list) {
                 const Backend& b = *v.backend;
                 const check::CaseResult r =
-                    lessons::warm_then_check([&] { return check::check_gemm(b, shape, seed); });
+                    lessons::run_check(b, [&] { return check::check_gemm(b, shape, seed); });
                 std::printf("%-16s %-42s %11s %10s  %s\n", shape.str().c_str(), v.label,
                             lessons::time_text(r.seconds, b.device_kind()).c_str(),
                             lessons::rate_text(shape.flops(), r.seconds, b.device_kind()).c_str(),
@@ -102,6 +103,7 @@ int main(int argc, char** argv) {
                              : "\nFAILED: some version does not match the reference");
         return all_passed ? 0 : 1;
     } catch (const std::exception& error) {
+        std::fflush(stdout);
         std::fprintf(stderr, "lesson 03: %s\n", error.what());
         return 1;
     }

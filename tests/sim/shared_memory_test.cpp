@@ -58,7 +58,7 @@ TEST_CASE("each block has its own shared memory, even when blocks run in paralle
           "[sim][shared]") {
     const int saved_threads = omp_get_max_threads();
     omp_set_num_threads(2);
-    const SharedOwnership result = check_shared_ownership(64, 20);
+    const SharedOwnership result = check_shared_ownership(64, 100);
     omp_set_num_threads(saved_threads);
 
     CHECK(result.mismatches == 0);

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <boost/context/fiber.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <map>
@@ -34,11 +35,6 @@
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
 #endif
-
-thread_local uint3 threadIdx{};
-thread_local uint3 blockIdx{};
-thread_local dim3 blockDim{};
-thread_local dim3 gridDim{};
 
 namespace triptych::sim {
 namespace {
@@ -390,6 +386,22 @@ void validate_launch(dim3 grid, dim3 block, std::size_t shared_bytes, std::sourc
                    std::to_string(max_dynamic_shared) + " unless raised (cudaFuncSetAttribute)");
 }
 
+// How many OS threads may run blocks at once. Each keeps one guarded stack per CUDA thread of a
+// block, and each guarded stack is two memory mappings; Linux allows about 65530 per process
+// (vm.max_map_count). Half of that is left for stacks, the rest for everything else.
+int simulator_threads(std::size_t threads_per_block) {
+    static const long map_limit = [] {
+        long limit = 65530;
+        if (FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
+            if (std::fscanf(f, "%ld", &limit) != 1) limit = 65530;
+            std::fclose(f);
+        }
+        return limit;
+    }();
+    const long affordable = map_limit / 2 / (2 * long(threads_per_block));
+    return int(std::clamp<long>(affordable, 1, omp_get_max_threads()));
+}
+
 // ---- the thread-order knob ---------------------------------------------------------------------
 
 std::mutex order_mutex;
@@ -534,7 +546,7 @@ void run_grid(dim3 grid, dim3 block, std::size_t shared_bytes, std::source_locat
 
     std::exception_ptr first_error;
     std::mutex error_mutex;
-#pragma omp parallel if (blocks > 1)
+#pragma omp parallel if (blocks > 1) num_threads(simulator_threads(threads))
     {
         thread_local StackPool stacks;
         BlockRun run;

@@ -63,10 +63,12 @@ inline int4 make_int4(int x, int y, int z, int w) { return {x, y, z, w}; }
 
 // ---- the built-in variables --------------------------------------------------------------------
 
-extern thread_local uint3 threadIdx;
-extern thread_local uint3 blockIdx;
-extern thread_local dim3 blockDim;
-extern thread_local dim3 gridDim;
+// Defined here (inline), not only declared: every kernel then sees that they need no dynamic
+// initialisation and reads them with one thread-local load, without an init-function check.
+inline thread_local uint3 threadIdx{};
+inline thread_local uint3 blockIdx{};
+inline thread_local dim3 blockDim{};
+inline thread_local dim3 gridDim{};
 inline constexpr int warpSize = 32;
 
 // ---- keywords ----------------------------------------------------------------------------------
