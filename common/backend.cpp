@@ -68,6 +68,192 @@ void Backend::relu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) const
     relu_backward_impl(x.elements(), x.data(), dy.data(), dx.data());
 }
 
+namespace {
+// A tensor of any rank as (rows, cols): cols is its last dimension.
+std::int64_t columns(const Tensor& t) { return t.shape().rank() == 0 ? 1 : t.shape()[t.shape().rank() - 1]; }
+std::int64_t rows(const Tensor& t) { return t.elements() / columns(t); }
+}  // namespace
+
+void Backend::bias_add(const Tensor& x, const Tensor& bias, Tensor& y) const {
+    require(x, x.shape(), "bias_add", "x");
+    require(bias, Shape{columns(x)}, "bias_add", "bias");
+    require(y, x.shape(), "bias_add", "y");
+    bias_add_impl(rows(x), columns(x), x.data(), bias.data(), y.data());
+}
+
+void Backend::bias_backward(const Tensor& dy, Tensor& dbias) const {
+    require(dy, dy.shape(), "bias_backward", "dy");
+    require(dbias, Shape{columns(dy)}, "bias_backward", "dbias");
+    bias_backward_impl(rows(dy), columns(dy), dy.data(), dbias.data());
+}
+
+void Backend::sigmoid_forward(const Tensor& x, Tensor& y) const {
+    require(x, x.shape(), "sigmoid_forward", "x");
+    require(y, x.shape(), "sigmoid_forward", "y");
+    sigmoid_forward_impl(x.elements(), x.data(), y.data());
+}
+
+void Backend::sigmoid_backward(const Tensor& y, const Tensor& dy, Tensor& dx) const {
+    require(y, y.shape(), "sigmoid_backward", "y");
+    require(dy, y.shape(), "sigmoid_backward", "dy");
+    require(dx, y.shape(), "sigmoid_backward", "dx");
+    sigmoid_backward_impl(y.elements(), y.data(), dy.data(), dx.data());
+}
+
+void Backend::tanh_forward(const Tensor& x, Tensor& y) const {
+    require(x, x.shape(), "tanh_forward", "x");
+    require(y, x.shape(), "tanh_forward", "y");
+    tanh_forward_impl(x.elements(), x.data(), y.data());
+}
+
+void Backend::tanh_backward(const Tensor& y, const Tensor& dy, Tensor& dx) const {
+    require(y, y.shape(), "tanh_backward", "y");
+    require(dy, y.shape(), "tanh_backward", "dy");
+    require(dx, y.shape(), "tanh_backward", "dx");
+    tanh_backward_impl(y.elements(), y.data(), dy.data(), dx.data());
+}
+
+void Backend::softmax_forward(const Tensor& x, Tensor& y) const {
+    require(x, x.shape(), "softmax_forward", "x");
+    require(y, x.shape(), "softmax_forward", "y");
+    softmax_forward_impl(rows(x), columns(x), x.data(), y.data());
+}
+
+void Backend::softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) const {
+    require(y, y.shape(), "softmax_backward", "y");
+    require(dy, y.shape(), "softmax_backward", "dy");
+    require(dx, y.shape(), "softmax_backward", "dx");
+    softmax_backward_impl(rows(y), columns(y), y.data(), dy.data(), dx.data());
+}
+
+float Backend::mse_loss(const Tensor& prediction, const Tensor& target, Tensor& grad) const {
+    require(prediction, prediction.shape(), "mse_loss", "prediction");
+    require(target, prediction.shape(), "mse_loss", "target");
+    require(grad, prediction.shape(), "mse_loss", "grad");
+    return mse_loss_impl(prediction.elements(), prediction.data(), target.data(), grad.data());
+}
+
+float Backend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels,
+                                     Tensor& grad) const {
+    const std::string op = "softmax_cross_entropy";
+    require(logits, logits.shape(), op, "logits");
+    if (logits.shape().rank() != 2)
+        throw InvalidArgument(op + ": logits must be (rows, classes), got shape " +
+                              logits.shape().str());
+    require(labels, Shape{rows(logits)}, op, "labels");
+    require(grad, logits.shape(), op, "grad");
+    const LossResult result = softmax_cross_entropy_impl(rows(logits), columns(logits),
+                                                         logits.data(), labels.data(), grad.data());
+    if (result.first_bad_label >= 0) {
+        const float bad = download(labels)[static_cast<std::size_t>(result.first_bad_label)];
+        throw InvalidArgument(op + ": label " + std::to_string(bad) + " at index " +
+                              std::to_string(result.first_bad_label) +
+                              " is not a class index in [0, " + std::to_string(columns(logits)) +
+                              ")");
+    }
+    return result.loss;
+}
+
+float Backend::sum(const Tensor& x, Reduction mode) const {
+    require(x, x.shape(), "sum", "x");
+    return sum_impl(x.elements(), x.data(), mode);
+}
+
+float Backend::mean(const Tensor& x, Reduction mode) const {
+    require(x, x.shape(), "mean", "x");
+    return sum_impl(x.elements(), x.data(), mode) / static_cast<float>(x.elements());
+}
+
+namespace {
+DenseShape dense_shape(const Tensor& X, const Tensor& W, Activation activation) {
+    if (X.shape().rank() != 2 || W.shape().rank() != 2)
+        throw InvalidArgument("dense_forward: X must be (batch, in) and W (out, in), got " +
+                              X.shape().str() + " and " + W.shape().str());
+    DenseShape s{X.shape()[0], X.shape()[1], W.shape()[0], activation};
+    s.validate();
+    return s;
+}
+}  // namespace
+
+void Backend::dense_forward(const Tensor& X, const Tensor& W, const Tensor& b,
+                            Activation activation, Tensor& Y) const {
+    require(X, X.shape(), "dense_forward", "X");
+    const DenseShape s = dense_shape(X, W, activation);
+    require(W, Shape{s.out, s.in}, "dense_forward " + s.str(), "W");
+    require(b, Shape{s.out}, "dense_forward " + s.str(), "b");
+    require(Y, Shape{s.batch, s.out}, "dense_forward " + s.str(), "Y");
+    dense_forward_impl(s, X.data(), W.data(), b.data(), Y.data());
+}
+
+void Backend::dense_forward_unfused(const Tensor& X, const Tensor& W, const Tensor& b,
+                                    Activation activation, Tensor& Y) const {
+    require(X, X.shape(), "dense_forward_unfused", "X");
+    const DenseShape s = dense_shape(X, W, activation);
+    require(W, Shape{s.out, s.in}, "dense_forward_unfused " + s.str(), "W");
+    require(b, Shape{s.out}, "dense_forward_unfused " + s.str(), "b");
+    require(Y, Shape{s.batch, s.out}, "dense_forward_unfused " + s.str(), "Y");
+    dense_forward_steps(s, X.data(), W.data(), b.data(), Y.data());
+}
+
+void Backend::dense_forward_steps(const DenseShape& s, const float* X, const float* W,
+                                  const float* b, float* Y) const {
+    gemm_impl(s.gemm(), X, W, Y);
+    bias_add_impl(s.batch, s.out, Y, b, Y);
+    const std::int64_t n = s.batch * s.out;
+    switch (s.activation) {
+        case Activation::none:
+            break;
+        case Activation::relu:
+            relu_forward_impl(n, Y, Y);
+            break;
+        case Activation::sigmoid:
+            sigmoid_forward_impl(n, Y, Y);
+            break;
+        case Activation::tanh:
+            tanh_forward_impl(n, Y, Y);
+            break;
+    }
+}
+
+void Backend::dense_forward_impl(const DenseShape& s, const float* X, const float* W,
+                                 const float* b, float* Y) const {
+    dense_forward_steps(s, X, W, b, Y);
+}
+
+void Backend::bias_add_impl(std::int64_t, std::int64_t, const float*, const float*, float*) const {
+    unsupported("bias_add");
+}
+void Backend::bias_backward_impl(std::int64_t, std::int64_t, const float*, float*) const {
+    unsupported("bias_backward");
+}
+void Backend::sigmoid_forward_impl(std::int64_t, const float*, float*) const {
+    unsupported("sigmoid_forward");
+}
+void Backend::sigmoid_backward_impl(std::int64_t, const float*, const float*, float*) const {
+    unsupported("sigmoid_backward");
+}
+void Backend::tanh_forward_impl(std::int64_t, const float*, float*) const {
+    unsupported("tanh_forward");
+}
+void Backend::tanh_backward_impl(std::int64_t, const float*, const float*, float*) const {
+    unsupported("tanh_backward");
+}
+void Backend::softmax_forward_impl(std::int64_t, std::int64_t, const float*, float*) const {
+    unsupported("softmax_forward");
+}
+void Backend::softmax_backward_impl(std::int64_t, std::int64_t, const float*, const float*,
+                                    float*) const {
+    unsupported("softmax_backward");
+}
+float Backend::mse_loss_impl(std::int64_t, const float*, const float*, float*) const {
+    unsupported("mse_loss");
+}
+Backend::LossResult Backend::softmax_cross_entropy_impl(std::int64_t, std::int64_t, const float*,
+                                                        const float*, float*) const {
+    unsupported("softmax_cross_entropy");
+}
+float Backend::sum_impl(std::int64_t, const float*, Reduction) const { unsupported("sum"); }
+
 void Backend::unsupported(const std::string& op) const {
     throw Unsupported(name() + " does not implement " + op);
 }

@@ -50,6 +50,46 @@ public:
     // dx = dy where x > 0, else 0 (the gradient at exactly 0 is taken as 0).
     void relu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) const;
 
+    // Elementwise ops (ReLU, sigmoid, tanh, bias_add) may write their output over their input.
+    // "Rows" below: a tensor of any rank seen as (rows, cols), cols = its last dimension.
+    // y[i, j] = x[i, j] + bias[j]: the bias broadcast over the batch. y may be x (in place).
+    void bias_add(const Tensor& x, const Tensor& bias, Tensor& y) const;
+    // dbias[j] = sum_i dy[i, j]: the column sums, a reduction over the batch.
+    void bias_backward(const Tensor& dy, Tensor& dbias) const;
+    // y = 1 / (1 + e^-x); the backward pass takes the forward's output: dx = dy * y * (1 - y).
+    void sigmoid_forward(const Tensor& x, Tensor& y) const;
+    void sigmoid_backward(const Tensor& y, const Tensor& dy, Tensor& dx) const;
+    // y = tanh(x); dx = dy * (1 - y^2), from the forward's output.
+    void tanh_forward(const Tensor& x, Tensor& y) const;
+    void tanh_backward(const Tensor& y, const Tensor& dy, Tensor& dx) const;
+    // Row-wise softmax, y[i, j] = e^(x[i, j] - max_i) / sum_k e^(x[i, k] - max_i); the row max is
+    // subtracted so that no exponential overflows. Backward, from the output:
+    // dx[i, j] = y[i, j] * (dy[i, j] - sum_k dy[i, k] * y[i, k]).
+    void softmax_forward(const Tensor& x, Tensor& y) const;
+    void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) const;
+
+    // Losses return the mean loss and write its gradient with respect to their first argument.
+    // Mean squared error over all n elements: mean((p - t)^2); grad = 2 (p - t) / n.
+    float mse_loss(const Tensor& prediction, const Tensor& target, Tensor& grad) const;
+    // Cross-entropy of softmax(logits), computed from the logits with log-sum-exp (never
+    // log(softmax)). logits is (rows, classes); labels is (rows), class indices held as floats
+    // (exact up to 2^24). Loss = mean_i (logsumexp(logits[i]) - logits[i, label_i]);
+    // grad = (softmax(logits) - one_hot(labels)) / rows. A label outside [0, classes) is an
+    // InvalidArgument naming the first bad index.
+    float softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Tensor& grad) const;
+
+    // The sum and mean of every element (see Reduction for the modes).
+    float sum(const Tensor& x, Reduction mode = Reduction::deterministic) const;
+    float mean(const Tensor& x, Reduction mode = Reduction::deterministic) const;
+
+    // Y = act(X * W^T + b) (see DenseShape), fused into one pass where the variant can: GEMM,
+    // bias and activation before a single store. `dense_forward_unfused` always runs the three
+    // steps (gemm, bias_add, activation) one after the other, so benchmarks can compare.
+    void dense_forward(const Tensor& X, const Tensor& W, const Tensor& b, Activation activation,
+                       Tensor& Y) const;
+    void dense_forward_unfused(const Tensor& X, const Tensor& W, const Tensor& b,
+                               Activation activation, Tensor& Y) const;
+
 protected:
     // Memory of this backend: `count` floats, filled with NaN; freed when the last Tensor goes.
     virtual std::shared_ptr<float> allocate_buffer(std::int64_t count) const = 0;
@@ -60,11 +100,42 @@ protected:
     virtual void relu_forward_impl(std::int64_t n, const float* x, float* y) const;
     virtual void relu_backward_impl(std::int64_t n, const float* x, const float* dy,
                                     float* dx) const;
+    virtual void bias_add_impl(std::int64_t rows, std::int64_t cols, const float* x,
+                               const float* bias, float* y) const;
+    virtual void bias_backward_impl(std::int64_t rows, std::int64_t cols, const float* dy,
+                                    float* dbias) const;
+    virtual void sigmoid_forward_impl(std::int64_t n, const float* x, float* y) const;
+    virtual void sigmoid_backward_impl(std::int64_t n, const float* y, const float* dy,
+                                       float* dx) const;
+    virtual void tanh_forward_impl(std::int64_t n, const float* x, float* y) const;
+    virtual void tanh_backward_impl(std::int64_t n, const float* y, const float* dy,
+                                    float* dx) const;
+    virtual void softmax_forward_impl(std::int64_t rows, std::int64_t cols, const float* x,
+                                      float* y) const;
+    virtual void softmax_backward_impl(std::int64_t rows, std::int64_t cols, const float* y,
+                                       const float* dy, float* dx) const;
+    virtual float mse_loss_impl(std::int64_t n, const float* prediction, const float* target,
+                                float* grad) const;
+    // Returns the mean loss and the index of the first label outside [0, classes), or -1.
+    struct LossResult {
+        float loss = 0.0f;
+        std::int64_t first_bad_label = -1;
+    };
+    virtual LossResult softmax_cross_entropy_impl(std::int64_t rows, std::int64_t classes,
+                                                  const float* logits, const float* labels,
+                                                  float* grad) const;
+    virtual float sum_impl(std::int64_t n, const float* x, Reduction mode) const;
+    // Default: the unfused three steps. Variants with a fused kernel override it.
+    virtual void dense_forward_impl(const DenseShape& shape, const float* X, const float* W,
+                                    const float* b, float* Y) const;
 
     // Throws Unsupported("<backend> does not implement <op>").
     [[noreturn]] void unsupported(const std::string& op) const;
 
 private:
+    // The three steps of dense_forward, through the *_impl methods of this backend.
+    void dense_forward_steps(const DenseShape& shape, const float* X, const float* W,
+                             const float* b, float* Y) const;
     // Throws InvalidArgument unless `t` is a non-empty tensor of this backend with `expected` shape.
     void require(const Tensor& t, const Shape& expected, const std::string& op,
                  const std::string& what) const;

@@ -20,4 +20,30 @@ std::string GemmShape::str() const {
            (trans_a ? "T" : "N") + (trans_b ? "T" : "N");
 }
 
+std::string to_string(Activation activation) {
+    switch (activation) {
+        case Activation::none:
+            return "none";
+        case Activation::relu:
+            return "relu";
+        case Activation::sigmoid:
+            return "sigmoid";
+        case Activation::tanh:
+            return "tanh";
+    }
+    return "?";
+}
+
+void DenseShape::validate() const {
+    if (batch < 1 || in < 1 || out < 1)
+        throw InvalidArgument("dense_forward: sizes must be >= 1, got batch=" +
+                              std::to_string(batch) + ", in=" + std::to_string(in) +
+                              ", out=" + std::to_string(out));
+}
+
+std::string DenseShape::str() const {
+    return std::to_string(batch) + "x" + std::to_string(in) + "->" + std::to_string(out) + " " +
+           to_string(activation);
+}
+
 }  // namespace triptych

@@ -28,4 +28,28 @@ struct GemmShape {
     double flops() const { return 2.0 * double(M) * double(N) * double(K); }
 };
 
+// The activation a fused dense layer applies before its store.
+enum class Activation { none, relu, sigmoid, tanh };
+std::string to_string(Activation activation);
+
+// A fully connected layer's forward pass: Y = act(X * W^T + b).
+//   X is (batch, in), W is (out, in) (one row of weights per output, as PyTorch stores them),
+//   b is (out), Y is (batch, out).
+struct DenseShape {
+    std::int64_t batch = 1, in = 1, out = 1;
+    Activation activation = Activation::none;
+
+    void validate() const;
+    // The GEMM inside it: M = batch, N = out, K = in, B transposed.
+    GemmShape gemm() const { return GemmShape{batch, out, in, false, true, 1.0f, 0.0f}; }
+    // "64x784->256 relu"
+    std::string str() const;
+};
+
+// How a reduction adds its terms.
+//   deterministic: a fixed order, so the same input gives the same bits on every run
+//                  (the losses use this mode);
+//   fast:          whatever order is quickest (atomics on a GPU); the last bits may vary.
+enum class Reduction { deterministic, fast };
+
 }  // namespace triptych
