@@ -3,7 +3,9 @@
 //
 // Rows (counter `bytes`: bytes moved per second):
 //   copy/host/<n>             n floats memcpy'd on the host, one slice per OpenMP thread as in
-//                             cpu_eigen_omp's ReLU; counts read + write (8n), like relu_forward
+//                             cpu_eigen_omp's ReLU; counts read + write (8n), like relu_forward.
+//                             Measured at every float count a memory-bound row uses
+//                             (copy_sizes), so each has the ceiling of its own size
 //   copy/device/<n>           cudaMemcpy device to device, read + write (8n)      } real GPU only
 //   copy/h2d_pageable/<n>     host to device from ordinary (pageable) memory (4n)  }
 //   copy/h2d_pinned/<n>       host to device from page-locked memory (4n)          }
@@ -92,7 +94,7 @@ void copy_across(benchmark::State& state, std::int64_t n, bool to_device, bool p
 // Registered only when a real GPU runs here; simulator copies are plain memcpy.
 void register_device_copies(const Options& options) {
     if (!gpu::available() || gpu::info().simulated) return;
-    for (std::int64_t n : stream_sizes(DeviceKind::Gpu, options))
+    for (std::int64_t n : copy_sizes(DeviceKind::Gpu, options))
         add("copy/device/" + std::to_string(n), [n](benchmark::State& s) { copy_device(s, n); });
     for (const bool to_device : {true, false})
         for (const bool pinned : {false, true})
@@ -109,7 +111,7 @@ void register_device_copies(const Options& options) {
 }  // namespace
 
 void register_copy(const Options& options) {
-    for (std::int64_t n : stream_sizes(DeviceKind::Cpu, options))
+    for (std::int64_t n : copy_sizes(DeviceKind::Cpu, options))
         add("copy/host/" + std::to_string(n), [n](benchmark::State& s) { copy_host(s, n); });
 #if TRIPTYCH_GPU_CUDA
     register_device_copies(options);

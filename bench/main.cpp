@@ -26,7 +26,8 @@ namespace triptych::bench {
 namespace {
 
 void print_help() {
-    std::cout << "triptych_bench: GEMM, ReLU and copy benchmarks on every triptych variant.\n"
+    std::cout << "triptych_bench: every op (GEMM, activations, bias, softmax, losses, sum, the\n"
+                 "fused dense layer) and copies, on every triptych variant.\n"
                  "  --quick              small sizes only (seconds, for tests and CI)\n"
                  "  --include-simulator  also time simulator variants, as <variant>_on_simulator\n"
                  "                       (CPU timings of the simulator, never GPU timings)\n"
@@ -151,7 +152,12 @@ int main(int argc, char** argv) {
     try {
         add_context(options);
         register_gemm(options);
-        register_relu(options);
+        register_activations(options);
+        register_bias(options);
+        register_softmax(options);
+        register_losses(options);
+        register_reductions(options);
+        register_dense(options);
         register_copy(options);
     } catch (const std::exception& e) {
         std::cerr << "triptych_bench: " << e.what() << "\n";

@@ -7,8 +7,10 @@
 report.md states the machine (host, CPUs, caches, build, OpenMP threads, the GPU or that there was
 none), then speedup tables: every variant against cpu_naive and against cpu_eigen_omp, each GPU
 kernel as % of gpu_vendor, cpu_eigen_omp as % of OpenBLAS, ReLU bandwidth against copy bandwidth,
-and what host<->device transfers cost. Charts: gemm_gflops.png, gemm_speedup.png,
-relu_bandwidth.png (matplotlib, Agg backend, so no display is needed).
+the GB/s of every memory-bound op (activations, bias, softmax, losses, sum) and its % of the copy
+bandwidth, sum's deterministic mode against its fast one, what fusing GEMM + bias + activation
+buys, and what host<->device transfers cost. Charts: gemm_gflops.png, gemm_speedup.png,
+relu_bandwidth.png, memory_bandwidth.png (matplotlib, Agg backend, so no display is needed).
 
 Each row's figure is its `_median` aggregate when the run had repetitions (`triptych report`
 runs three), else the median of its iterations. Rows of simulator variants (`*_on_simulator`) are
@@ -20,6 +22,7 @@ run never leaves a half-written report and never damages the previous one. Error
 stderr, exit status 1. Standard library and matplotlib only.
 """
 import argparse
+import collections
 import json
 import math
 import os
@@ -34,10 +37,28 @@ NO_GPU = "no GPU"
 SECONDS_PER_UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 # gpu_tiled's version-2 kernel is its own op in the JSON; in the GEMM tables it is one more column.
 SHARED_TILES = "gpu_tiled gemm_shared_tiles"
+# The memory-bound ops in the report's order, each with the bytes one call must read and write as
+# bench/*.cpp counts them (n floats, or a rows x cols matrix): each input once, each output once.
+MEMORY_BOUND = {
+    "relu_forward": "8n", "relu_backward": "12n",
+    "sigmoid_forward": "8n", "sigmoid_backward": "12n",
+    "tanh_forward": "8n", "tanh_backward": "12n",
+    "bias_add": "8·rows·cols + 4·cols", "bias_backward": "4·rows·cols + 4·cols",
+    "softmax_forward": "8·rows·cols", "softmax_backward": "12·rows·cols",
+    "mse_loss": "12n", "softmax_cross_entropy": "8·rows·cols + 4·rows",
+    "sum_deterministic": "4n", "sum_fast": "4n",
+}
+# The fused dense forward and its three-step twin (bench/dense.cpp).
+FUSED, UNFUSED = "dense_forward", "dense_forward_unfused"
 
 
 class ReportError(Exception):
     """A problem the user can act on; printed as one line."""
+
+
+# The sizes of the rows besides GEMM's (M, N, K) and the float counts n of the elementwise ops.
+Matrix = collections.namedtuple("Matrix", "rows cols")  # softmax, bias, cross-entropy
+DenseSize = collections.namedtuple("DenseSize", "batch inputs outputs activation")
 
 
 # --- reading the JSON ---------------------------------------------------------------------------
@@ -76,11 +97,20 @@ def split_name(run_name):
 
 
 def parse_size(op, size):
-    """GEMM sizes 'MxNxK' -> (M, N, K); every other op's size is a count of floats."""
+    """GEMM sizes 'MxNxK' -> (M, N, K); dense layers '64x784->256_relu' -> DenseSize; matrices
+    'RxC' -> Matrix; every other size is a count of floats."""
     try:
         if op.startswith("gemm"):
             M, N, K = (int(d) for d in size.split("x"))
             return (M, N, K)
+        if op.startswith("dense"):
+            shape, _, activation = size.partition("_")
+            batch_inputs, _, outputs = shape.partition("->")
+            batch, inputs = (int(d) for d in batch_inputs.split("x"))
+            return DenseSize(batch, inputs, int(outputs), activation)
+        if "x" in size:
+            rows, cols = (int(d) for d in size.split("x"))
+            return Matrix(rows, cols)
         return int(size)
     except ValueError:
         raise ReportError(f"benchmark size '{size}' of {op} is not a number")
@@ -94,7 +124,7 @@ def entry_seconds(entry):
 
 
 def entry_rate(entry, op):
-    counter = "flops" if op.startswith("gemm") else "bytes"
+    counter = "flops" if op.startswith(("gemm", "dense")) else "bytes"
     value = entry.get(counter)
     if not isinstance(value, (int, float)):
         raise ReportError(f"benchmark '{entry.get('name')}' has no '{counter}' counter")
@@ -183,12 +213,12 @@ def series_variant(series):
 # --- formatting ---------------------------------------------------------------------------------
 
 def fmt_number(x):
-    """Three significant figures or so: 1234, 45.6, 7.89, 0.012."""
-    if x >= 100:
+    """Three significant figures or so: 1234, 45.6, 7.89, 0.80, 0.012 (1.00 for 0.9996)."""
+    if x >= 99.5:
         return f"{x:.0f}"
-    if x >= 10:
+    if x >= 9.995:
         return f"{x:.1f}"
-    if x >= 1:
+    if x >= 0.1:
         return f"{x:.2f}"
     return f"{x:.2g}"
 
@@ -204,7 +234,8 @@ def fmt_percent(x):
 def fmt_bytes(n):
     for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if n >= scale:
-            return f"{n / scale:g} {unit}"
+            value = n / scale
+            return f"{value:.3g} {unit}" if value < 1000 else f"{value:.0f} {unit}"
     return f"{n} B"
 
 
@@ -215,10 +246,26 @@ def table(headers, rows):
 
 
 def size_label(size):
-    """GEMM (M, N, K) -> '1024' when square; a float count -> '65536 (256 KiB)'."""
+    """GEMM (M, N, K) -> '1024' when square; a float count -> '65536 (256 KiB)'; a matrix ->
+    '4096x1000 (15.625 MiB)'; a dense layer -> '64x784->256 relu'."""
+    if isinstance(size, Matrix):
+        return f"{size.rows}x{size.cols} ({fmt_bytes(4 * floats(size))})"
+    if isinstance(size, DenseSize):
+        return f"{size.batch}x{size.inputs}->{size.outputs} {size.activation}"
     if isinstance(size, tuple):
         return str(size[0]) if len(set(size)) == 1 else "x".join(map(str, size))
     return f"{size} ({fmt_bytes(4 * size)})"
+
+
+def floats(size):
+    """The floats of the tensor a memory-bound op streams: n, or rows·cols."""
+    return size.rows * size.cols if isinstance(size, Matrix) else size
+
+
+def fmt_ms(seconds):
+    """Milliseconds to three significant figures; a difference near zero as 0.0001, not 1e-04."""
+    ms = seconds * 1e3
+    return f"{ms:.3g}" if abs(ms) >= 0.001 else f"{ms:.4f}"
 
 
 # --- GEMM ---------------------------------------------------------------------------------------
@@ -378,6 +425,163 @@ def nearest(by_size, floats):
     return by_size[min(by_size, key=lambda n: abs(math.log(n) - math.log(floats)))]
 
 
+# --- every memory-bound op, sum's two modes, the fused dense layer ------------------------------
+
+def by_variant(rows, machine, op):
+    """{variant: {size: Row}} of one op, simulator rows left out."""
+    found = {}
+    for (o, v, size), row in rows.items():
+        if o == op and machine.kind(v) != "simulator":
+            found.setdefault(v, {})[size] = row
+    return found
+
+
+def variant_rows(machine, names):
+    """The variants a table gives rows to, as (variant, measured): the CPU ones among `names`,
+    then the GPU ones; without a GPU, every GPU variant of the build, measured False (its cells
+    say no GPU)."""
+    cpu = [v for v in names if machine.kind(v) == "cpu"]
+    return [(v, True) for v in cpu] + [(v, machine.has_gpu) for v in machine.gpu_columns(names)]
+
+
+def copy_rows(rows, where):
+    """{floats: Row} of copy/<where>: 'host' or 'device'."""
+    return {n: r for (op, v, n), r in rows.items() if op == "copy" and v == where}
+
+
+def copies_on(rows, machine, variant):
+    """The copies on the variant's device: copy/device on a GPU, else copy/host."""
+    return copy_rows(rows, "device" if machine.kind(variant) == "gpu" else "host")
+
+
+def memory_bound_sections(rows, machine):
+    ops = {op: by_variant(rows, machine, op) for op in MEMORY_BOUND}
+    ops = {op: found for op, found in ops.items() if found}
+    if not ops:
+        return ["## Memory-bound ops: GB/s\n\nNo memory-bound rows were run.\n"]
+    names = machine.order({v for found in ops.values() for v in found})
+    columns = variant_rows(machine, names)
+    host, device = copy_rows(rows, "host"), copy_rows(rows, "device")
+    ceilings = {v: copies_on(rows, machine, v) for v, _ in columns}
+    gbs_body, percent_body = [], []
+    for op, found in ops.items():
+        sizes = sorted({s for by_size in found.values() for s in by_size},
+                       key=lambda s: (floats(s), s))
+        for size in sizes:
+            n = floats(size)
+            gbs, percent = [], []
+            for v, measured in columns:
+                row, copy = found.get(v, {}).get(size), ceilings[v].get(n)
+                if not measured:
+                    gbs.append(NO_GPU)
+                    percent.append(NO_GPU)
+                    continue
+                gbs.append(fmt_number(row.rate / 1e9) if row else "—")
+                percent.append(fmt_percent(100 * row.rate / copy.rate) if row and copy else "—")
+            gbs.append(fmt_number(host[n].rate / 1e9) if n in host else "—")
+            gbs.append((fmt_number(device[n].rate / 1e9) if n in device else "—")
+                       if machine.has_gpu else NO_GPU)
+            gbs_body.append([op, size_label(size), MEMORY_BOUND[op]] + gbs)
+            percent_body.append([op, size_label(size)] + percent)
+    variants = [v for v, _ in columns]
+    gbs_text = ("## Memory-bound ops: GB/s\n\n"
+                "Activations, bias, softmax, losses and sum do a few operations per element they "
+                "move, so memory bandwidth bounds them. GB/s counts the bytes each call must read "
+                "and write, every input once and every output once (n: the floats of the tensor; "
+                "rows·cols: of the matrix), per second of wall-clock time, median of the "
+                "repetitions; re-reading a row that is still in cache costs nothing extra, and a "
+                "variant that goes back to memory for it shows a lower figure. The copy columns "
+                "are the ceiling: a plain copy of the same number of floats (copy/host: memcpy "
+                "with the same OpenMP threads; copy/device: cudaMemcpy on the GPU). '—': not run "
+                "at that size.\n\n"
+                + table(["op", "size", "bytes per call"] + variants + ["copy/host", "copy/device"],
+                        gbs_body))
+    percent_text = ("## Memory-bound ops: % of copy bandwidth\n\n"
+                    "Each op's GB/s as a percentage of the copy of the same size on the same "
+                    "device: how much of the machine's memory bandwidth it uses. Well below 100%: "
+                    "arithmetic (an exponential per element), a second trip to memory or poor "
+                    "parallelism holds it back. Above 100%: it reads more than it writes (sum "
+                    "reads 4n bytes and writes one number), its data stayed in a cache that the "
+                    "copy of the same size also uses, or both are so small that a call's fixed "
+                    "cost (a GPU launch and synchronisation: about 10 µs) sets the time rather "
+                    "than the bytes; the largest sizes are the honest measure.\n\n"
+                    + table(["op", "size"] + variants, percent_body))
+    return [gbs_text, percent_text]
+
+
+def sum_section(rows, machine):
+    deterministic = by_variant(rows, machine, "sum_deterministic")
+    fast = by_variant(rows, machine, "sum_fast")
+    text = "## sum: deterministic against fast\n\n"
+    names = machine.order(set(deterministic) | set(fast))
+    if not names:
+        return text + "The sum rows were not run.\n"
+    body = []
+    for v, measured in variant_rows(machine, names):
+        if not measured:
+            body.append([v] + [NO_GPU] * 4)
+            continue
+        ran_det, ran_fast = deterministic.get(v, {}), fast.get(v, {})
+        for n in sorted(set(ran_det) | set(ran_fast)):
+            d, f = ran_det.get(n), ran_fast.get(n)
+            body.append([v, size_label(n), fmt_number(d.rate / 1e9) if d else "—",
+                         fmt_number(f.rate / 1e9) if f else "—",
+                         fmt_times(f.rate / d.rate) if d and f else "—"])
+    return text + ("GB/s of the sum of n floats (4n bytes read) in each mode. deterministic adds "
+                   "in a fixed order, so the same input gives the same bits on every run (the "
+                   "losses use it); fast adds in whatever order is quickest (atomics on a GPU), "
+                   "and its last bits may differ from run to run. 'fast / deterministic': how "
+                   "many times faster the fast mode is; a variant that adds in the same order in "
+                   "both modes shows about 1×.\n\n"
+                   + table(["variant", "floats", "deterministic GB/s", "fast GB/s",
+                            "fast / deterministic"], body))
+
+
+def fusion_section(rows, machine):
+    fused, unfused = by_variant(rows, machine, FUSED), by_variant(rows, machine, UNFUSED)
+    text = "## What fusion buys: dense_forward fused against unfused\n\n"
+    names = machine.order(set(fused) | set(unfused))
+    if not names:
+        return text + "The dense_forward rows were not run.\n"
+    body = []
+    for v, measured in variant_rows(machine, names):
+        if not measured:
+            body.append([v] + [NO_GPU] * 9)
+            continue
+        copies = copies_on(rows, machine, v)
+        shapes = sorted(set(fused.get(v, {})) | set(unfused.get(v, {})),
+                        key=lambda s: (s.batch * s.inputs * s.outputs, s))
+        for shape in shapes:
+            f, u = fused.get(v, {}).get(shape), unfused.get(v, {}).get(shape)
+            # bias_add reads and writes Y, then the activation reads and writes it again.
+            not_moved = 4 * 4 * shape.batch * shape.outputs
+            copy = nearest(copies, shape.batch * shape.outputs)
+            saved = u.seconds - f.seconds if f and u else None
+            body.append([v, size_label(shape),
+                         fmt_ms(f.seconds) if f else "—", fmt_ms(u.seconds) if u else "—",
+                         fmt_number(f.rate / 1e9) if f else "—",
+                         fmt_number(u.rate / 1e9) if u else "—",
+                         f"{fmt_ms(saved)} ({fmt_percent(100 * saved / u.seconds)})"
+                         if saved is not None else "—",
+                         fmt_times(u.seconds / f.seconds) if f and u else "—",
+                         fmt_bytes(not_moved),
+                         fmt_ms(not_moved / copy.rate) if copy else "—"])
+    return text + ("Y = act(X·Wᵀ + b) with X (batch, in), W (out, in): dense_forward applies the "
+                   "bias and the activation before its single store of Y where the variant has a "
+                   "fused kernel; dense_forward_unfused runs gemm, bias_add and the activation "
+                   "one after the other. The unfused path writes Y, then reads it back and writes "
+                   "it twice more: 16·batch·out bytes that fusion does not move. 'at copy "
+                   "bandwidth': the time those bytes take at the copy bandwidth measured on the "
+                   "same device (nearest copy size to Y), what fusion should save if memory "
+                   "traffic were all it saved; fusion also saves two passes' launches and thread "
+                   "start-ups. GFLOP/s counts the GEMM's 2·batch·in·out for both rows. A variant "
+                   "without a fused kernel runs the same three steps in both rows (speedup about "
+                   "1×).\n\n"
+                   + table(["variant", "shape", "fused ms", "unfused ms", "fused GFLOP/s",
+                            "unfused GFLOP/s", "time saved ms (%)", "fusion speedup",
+                            "bytes not moved", "at copy bandwidth ms"], body))
+
+
 def transfer_section(rows, series, machine):
     text = "## Host↔device transfers\n\n"
     if not machine.has_gpu:
@@ -408,8 +612,8 @@ def gemm_transfer_table(by_kind, series, machine):
         up, down = M * K + K * N, M * N  # floats
         pinned = transfer_seconds(by_kind, "pinned", up, down)
         pageable = transfer_seconds(by_kind, "pageable", up, down)
-        body.append([size_label(size), f"{row.seconds * 1e3:.3g}", f"{pinned * 1e3:.3g}",
-                     f"{pageable * 1e3:.3g}" if pageable else "—",
+        body.append([size_label(size), fmt_ms(row.seconds), fmt_ms(pinned),
+                     fmt_ms(pageable) if pageable else "—",
                      fmt_percent(100 * pinned / (pinned + row.seconds))])
     return (f"\n### Transfer cost of one GEMM\n\nUploading A and B and downloading C, at the "
             f"bandwidth measured for the nearest copy size, next to one {reference} call. A GEMM "
@@ -474,7 +678,7 @@ def simulator_section(rows, machine):
                  if machine.kind(v) == "simulator")
     if not sim:
         return ""
-    body = [[op, v, size_label(n), f"{r.seconds * 1e3:.3g}"] for (op, v, n), r in sim]
+    body = [[op, v, size_label(n), fmt_ms(r.seconds)] for (op, v, n), r in sim]
     return ("## Simulator rows (CPU timings, not GPU timings)\n\n"
             "Run with --include-simulator. These time the CPU simulating a GPU: useful to see the "
             "simulator's cost, meaningless as a kernel's speed.\n\n"
@@ -494,6 +698,9 @@ def report_markdown(doc, rows, skipped, machine, charts, json_name):
              machine_section(doc, machine, json_name),
              *gemm_sections(series, machine),
              relu_section(rows, machine),
+             *memory_bound_sections(rows, machine),
+             sum_section(rows, machine),
+             fusion_section(rows, machine),
              transfer_section(rows, series, machine),
              "## Charts\n\n" + "\n".join(f"![{title}]({name})\n" for name, title in charts),
              simulator_section(rows, machine),
@@ -507,14 +714,19 @@ def plot_lines(ax, lines, xlabel, ylabel, title):
     for label, points in lines:
         xs = sorted(points)
         ax.plot(xs, [points[x] for x in xs], marker="o", label=label)
+    log_axes(ax, xlabel, ylabel, title)
+    if lines:
+        ax.legend(fontsize="small")
+
+
+def log_axes(ax, xlabel, ylabel, title):
+    """Sizes on a log2 axis, rates on a log10 one, with a light grid."""
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
-    if lines:
-        ax.legend(fontsize="small")
 
 
 def write_charts(directory, rows, machine):
@@ -560,8 +772,58 @@ def write_charts(directory, rows, machine):
     fig.tight_layout()
     fig.savefig(os.path.join(directory, "relu_bandwidth.png"), dpi=110)
     charts.append(("relu_bandwidth.png", "ReLU and copy GB/s versus size"))
+
+    if write_memory_chart(plt, directory, rows, machine, gpu_note):
+        charts.append(("memory_bandwidth.png", "GB/s of the memory-bound ops versus size, "
+                                               "per variant, against the copy"))
     plt.close("all")
     return charts
+
+
+def write_memory_chart(plt, directory, rows, machine, gpu_note):
+    """memory_bandwidth.png: one panel per variant, GB/s of every memory-bound op against the
+    floats it streams, and the copy on the same device as a dashed black line. A row-wise op
+    (softmax, cross-entropy) gets one line per row length, each with its own marker: joining
+    65536x10 to 4096x1000 would draw a slope that is really a change of shape. Returns False,
+    writing nothing, when no memory-bound row ran."""
+    ops = {op: by_variant(rows, machine, op) for op in MEMORY_BOUND}
+    panels = machine.order({v for found in ops.values() for v in found})
+    if not panels:
+        return False
+    row_lengths = sorted({s.cols for op in ("softmax_forward", "softmax_backward",
+                                            "softmax_cross_entropy")
+                          for found in ops[op].values() for s in found})
+    markers = dict(zip(row_lengths, "v^sDPX*"))
+    columns = min(2, len(panels))
+    grid_rows = math.ceil(len(panels) / columns)
+    fig, axes = plt.subplots(grid_rows, columns, figsize=(7 * columns, 5.5 * grid_rows),
+                             squeeze=False)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    for ax, variant in zip(axes.flat, panels):
+        measured = [(op, found[variant]) for op, found in ops.items() if variant in found]
+        for (op, by_size), color in zip(measured, plt.cm.tab20.colors):
+            families = {}  # row length (or None) -> {floats: GB/s}
+            for size, row in by_size.items():
+                family = size.cols if isinstance(size, Matrix) and size.cols in markers else None
+                families.setdefault(family, {})[floats(size)] = row.rate / 1e9
+            for i, (family, points) in enumerate(sorted(families.items(), key=str)):
+                xs = sorted(points)
+                ax.plot(xs, [points[x] for x in xs], color=color, marker=markers.get(family, "o"),
+                        label=op if i == 0 else None)
+        copies = copies_on(rows, machine, variant)
+        if copies:
+            xs = sorted(copies)
+            ax.plot(xs, [copies[x].rate / 1e9 for x in xs], "k--", linewidth=2,
+                    label="copy/" + ("device" if machine.kind(variant) == "gpu" else "host"))
+        for length, marker in markers.items():
+            ax.plot([], [], color="gray", marker=marker, linestyle="none",
+                    label=f"softmax, cross-entropy: rows of {length}")
+        log_axes(ax, "floats streamed (n, or rows·cols)", "GB/s", variant + gpu_note)
+        ax.legend(fontsize="x-small", ncol=2)
+    fig.tight_layout()
+    fig.savefig(os.path.join(directory, "memory_bandwidth.png"), dpi=110)
+    return True
 
 
 # --- writing the directory ----------------------------------------------------------------------

@@ -1,9 +1,11 @@
 // The helpers every suite shares; see suites.hpp.
 #include "bench/suites.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 
+#include "common/errors.hpp"
 #include "common/random.hpp"
 #include "common/registry.hpp"
 
@@ -46,6 +48,27 @@ std::vector<std::int64_t> stream_sizes(DeviceKind kind, const Options& options) 
     return {1 << 16, 1 << 20, 1 << 24};
 }
 
+// 4096x1000: a classifier's batch over 1000 classes; 64x100000: long rows, where one thread per row
+// (gpu_naive) leaves most of a GPU idle; 65536x10: MNIST-sized rows, where per-row overhead counts.
+// A GPU adds each with 8 times the rows, so that launch overhead no longer hides the bandwidth.
+std::vector<RowsCols> row_shapes(DeviceKind kind, const Options& options) {
+    if (kind == DeviceKind::Simulator) return {{16, 256}};
+    if (options.quick) return {{256, 1000}, {4, 100000}, {16384, 10}};
+    std::vector<RowsCols> shapes{{4096, 1000}, {64, 100000}, {65536, 10}};
+    if (kind == DeviceKind::Gpu)
+        shapes.insert(shapes.end(), {{32768, 1000}, {512, 100000}, {524288, 10}});
+    return shapes;
+}
+
+std::vector<std::int64_t> copy_sizes(DeviceKind kind, const Options& options) {
+    std::vector<std::int64_t> sizes = stream_sizes(kind, options);
+    for (const RowsCols& shape : row_shapes(kind, options))
+        sizes.push_back(shape.rows * shape.cols);
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    return sizes;
+}
+
 std::vector<float> random_values(std::int64_t count) {
     std::vector<float> values(static_cast<std::size_t>(count));
     Rng(20240601).uniform(values);
@@ -65,6 +88,24 @@ void add(const std::string& name, std::function<void(benchmark::State&)> body) {
         ->Unit(benchmark::kMicrosecond);
 }
 
+bool implements(const std::function<void()>& try_once) {
+    try {
+        try_once();
+        return true;
+    } catch (const Unsupported&) {
+        return false;
+    } catch (const std::exception&) {
+        return true;
+    }
+}
+
+void time_calls(benchmark::State& state, const Backend& b, const std::function<void()>& op) {
+    for (auto _ : state) {
+        op();
+        b.synchronize();
+    }
+}
+
 void count_per_second(benchmark::State& state, const char* name, double per_call) {
     state.counters[name] =
         benchmark::Counter(per_call, benchmark::Counter::kIsIterationInvariantRate);
@@ -81,6 +122,15 @@ bool warm_up(benchmark::State& state, const std::function<void()>& op, const Bac
                 ("output element " + std::to_string(i) + " was never written (still NaN)").c_str());
             return false;
         }
+    state.SetLabel(owner.device());
+    return true;
+}
+
+bool warm_up(benchmark::State& state, const std::function<float()>& op, const Backend& owner) {
+    if (std::isnan(op())) {
+        state.SkipWithError("the result is NaN");
+        return false;
+    }
     state.SetLabel(owner.device());
     return true;
 }

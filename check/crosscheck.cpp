@@ -1,24 +1,44 @@
 #include "check/crosscheck.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
+#include <limits>
 
 #include "common/errors.hpp"
 #include "common/random.hpp"
 #include "common/timer.hpp"
+#include "cpu/naive/bias.hpp"
+#include "cpu/naive/dense.hpp"
 #include "cpu/naive/gemm.hpp"
+#include "cpu/naive/losses.hpp"
+#include "cpu/naive/reduce.hpp"
 #include "cpu/naive/relu.hpp"
+#include "cpu/naive/sigmoid.hpp"
+#include "cpu/naive/softmax.hpp"
+#include "cpu/naive/tanh.hpp"
 
 namespace triptych::check {
 namespace {
 
 constexpr double unit_roundoff = 0x1p-24;  // u: float32's relative rounding error
+// The smallest normal float. Below it float keeps fewer digits (subnormals), or none where a
+// variant flushes them to zero, so ops whose outputs can underflow get it as an absolute floor.
+constexpr double smallest_normal = 0x1p-126;
 
 std::vector<double> widen(const std::vector<float>& v) { return {v.begin(), v.end()}; }
 
-std::vector<float> random_values(std::int64_t count, Rng& rng) {
+std::vector<double> absolute(std::vector<double> v) {
+    for (double& x : v) x = std::abs(x);
+    return v;
+}
+
+std::vector<float> random_values(std::int64_t count, Rng& rng, float low = -1.0f,
+                                 float high = 1.0f) {
     std::vector<float> v(static_cast<std::size_t>(count));
-    rng.uniform(v);
+    rng.uniform(v, low, high);
     return v;
 }
 
@@ -149,6 +169,524 @@ CaseResult check_relu_backward(const Backend& backend, const Shape& shape, std::
     return r;
 }
 
+// --- the ops of dense layers ------------------------------------------------------------------
+//
+// Every tolerance below is a first-order rounding-error bound (Higham, Accuracy and Stability of
+// Numerical Algorithms), written next to its check, doubled as for gemm: doubling keeps a correct
+// result from failing on the reference's own rounding, a fused multiply-add or a different but
+// equally good order of operations, while a wrong index, a missing term or a NaN still fails.
+// u = 2^-24. "ulp" is at most 2u relative.
+
+namespace {
+
+// "[33, 65]" plus what distinguishes the case: "[33, 65] in place".
+std::string describe(const Shape& shape, const std::string& detail) {
+    return detail.empty() ? shape.str() : shape.str() + " " + detail;
+}
+
+std::string describe(const Shape& shape, Output output) {
+    return describe(shape, output == Output::in_place ? "in place" : "");
+}
+
+// A tensor of any rank seen as (rows, cols): cols is its last dimension, as in Backend.
+std::int64_t columns(const Shape& shape) {
+    return shape.rank() == 0 ? 1 : shape[shape.rank() - 1];
+}
+std::int64_t rows(const Shape& shape) {
+    return shape.elements() / columns(shape);
+}
+
+// For sigmoid and tanh: uniform in [-12, 12) (both saturate within it), with every 11th element
+// one of the values where a careless formula breaks: 0, +-20 (saturated), +-100 (e^100 overflows
+// float, so e^-x in the sigmoid is +inf) and +-1e4.
+std::vector<float> activation_input(std::int64_t count, Rng& rng) {
+    std::vector<float> x = random_values(count, rng, -12.0f, 12.0f);
+    constexpr float special[] = {0.0f, 20.0f, -20.0f, 100.0f, -100.0f, 1e4f, -1e4f};
+    for (std::size_t i = 0, k = 0; i < x.size(); i += 11, ++k)
+        x[i] = special[k % std::size(special)];
+    return x;
+}
+
+using ElementwiseForward = void (Backend::*)(const Tensor& x, Tensor& y) const;
+using ElementwiseBackward = void (Backend::*)(const Tensor& y, const Tensor& dy, Tensor& dx) const;
+using ReferenceForward = void (*)(std::int64_t n, const double* x, double* y);
+using ReferenceBackward = void (*)(std::int64_t n, const double* y, const double* dy, double* dx);
+
+// An activation's forward pass; |out - ref| <= ulps * u * |ref| + smallest_normal.
+CaseResult check_activation_forward(const Backend& backend, const std::string& op,
+                                    ElementwiseForward forward, ReferenceForward reference,
+                                    double ulps, const Shape& shape, Output output,
+                                    std::uint64_t seed) {
+    Rng rng(seed);
+    const std::vector<float> x = activation_input(shape.elements(), rng);
+    std::vector<double> ref(x.size());
+    reference(shape.elements(), widen(x).data(), ref.data());
+
+    Tensor X = backend.upload(shape, x);
+    Tensor Y = output == Output::in_place ? X : backend.allocate(shape);
+    CaseResult r = result_for(backend, op, describe(shape, output));
+    r.seconds = timed(backend, [&] { (backend.*forward)(X, Y); });
+    r.tolerance = format("%gu |y| + 2^-126", ulps);
+    r.comparison =
+        compare(backend.download(Y), ref, Tolerance{ulps * unit_roundoff, smallest_normal});
+    return r;
+}
+
+// An activation's backward pass from y uniform in [y_low, 1) and dy uniform in [-1, 1);
+// |out - ref| <= 6u * magnitude(y, dy), described by `tolerance`.
+CaseResult check_activation_backward(const Backend& backend, const std::string& op,
+                                     ElementwiseBackward backward, ReferenceBackward reference,
+                                     float y_low, double (*magnitude)(double y, double dy),
+                                     const std::string& tolerance, const Shape& shape,
+                                     Output output, std::uint64_t seed) {
+    Rng rng(seed);
+    const std::vector<float> y = random_values(shape.elements(), rng, y_low, 1.0f);
+    const std::vector<float> dy = random_values(shape.elements(), rng);
+    std::vector<double> ref(y.size()), scale(y.size());
+    reference(shape.elements(), widen(y).data(), widen(dy).data(), ref.data());
+    for (std::size_t i = 0; i < y.size(); ++i) scale[i] = magnitude(y[i], dy[i]);
+
+    const Tensor Y = backend.upload(shape, y);
+    Tensor dY = backend.upload(shape, dy);
+    Tensor dX = output == Output::in_place ? dY : backend.allocate(shape);
+    CaseResult r = result_for(backend, op, describe(shape, output));
+    r.seconds = timed(backend, [&] { (backend.*backward)(Y, dY, dX); });
+    r.tolerance = tolerance;
+    r.comparison = compare(backend.download(dX), ref, Tolerance{6 * unit_roundoff, 0.0}, scale);
+    return r;
+}
+
+}  // namespace
+
+// bias_add. Tolerance: y = x + b is one correctly rounded addition, |out - ref| <= u |ref|;
+// doubled: 2u |ref|.
+CaseResult check_bias_add(const Backend& backend, const Shape& shape, Output output,
+                          std::uint64_t seed) {
+    Rng rng(seed);
+    const std::vector<float> x = random_values(shape.elements(), rng);
+    const std::vector<float> bias = random_values(columns(shape), rng);
+    std::vector<double> ref(x.size());
+    cpu_naive::bias_add<double>(rows(shape), columns(shape), widen(x).data(), widen(bias).data(),
+                                ref.data());
+
+    Tensor X = backend.upload(shape, x);
+    const Tensor B = backend.upload(Shape{columns(shape)}, bias);
+    Tensor Y = output == Output::in_place ? X : backend.allocate(shape);
+    CaseResult r = result_for(backend, "bias_add", describe(shape, output));
+    r.seconds = timed(backend, [&] { backend.bias_add(X, B, Y); });
+    r.tolerance = "2u |y|";
+    r.comparison = compare(backend.download(Y), ref, Tolerance{2 * unit_roundoff, 0.0});
+    return r;
+}
+
+// bias_backward. Tolerance: each column sum adds `rows` terms; in any order the error is at most
+// (rows - 1) u sum_i |dy[i, j]| (Higham 4.2); doubled, with room for a final rounding:
+// 2 (rows + 1) u sum_i |dy[i, j]|.
+CaseResult check_bias_backward(const Backend& backend, const Shape& shape, std::uint64_t seed) {
+    Rng rng(seed);
+    const std::vector<float> dy = random_values(shape.elements(), rng);
+    const Shape bias_shape{columns(shape)};
+    std::vector<double> ref(static_cast<std::size_t>(columns(shape))), scale(ref.size());
+    cpu_naive::bias_backward<double>(rows(shape), columns(shape), widen(dy).data(), ref.data());
+    cpu_naive::bias_backward<double>(rows(shape), columns(shape), absolute(widen(dy)).data(),
+                                     scale.data());
+
+    const Tensor dY = backend.upload(shape, dy);
+    Tensor dB = backend.allocate(bias_shape);
+    CaseResult r = result_for(backend, "bias_backward", shape.str());
+    r.seconds = timed(backend, [&] { backend.bias_backward(dY, dB); });
+    const double rtol = 2.0 * double(rows(shape) + 1) * unit_roundoff;
+    r.tolerance = format("%.2g * sum|dy|", rtol);
+    r.comparison = compare(backend.download(dB), ref, Tolerance{rtol, 0.0}, scale);
+    return r;
+}
+
+// sigmoid_forward. Tolerance: e^-x within 2 ulp (4u; CUDA documents 2 ulp for expf, glibc's is
+// below 1 ulp, Eigen's vectorised exp measured 2.4u), then 1 + e and 1 / (...) round once each,
+// and the relative error of e reaches y damped by e / (1 + e) <= 1: 6u |y|; doubled: 12u |y|.
+// Where y underflows (x < -87) only an absolute 2^-126 is asked. Fast-math __expf is not this
+// accurate for large |x| and fails here.
+CaseResult check_sigmoid_forward(const Backend& backend, const Shape& shape, Output output,
+                                 std::uint64_t seed) {
+    return check_activation_forward(backend, "sigmoid_forward", &Backend::sigmoid_forward,
+                                    &cpu_naive::sigmoid_forward<double>, 12, shape, output, seed);
+}
+
+// tanh_forward. Tolerance: tanh within 2 ulp (4u; CUDA's tanhf documents 2 ulp, glibc's tanhf
+// is below 1 ulp, Eigen's vectorised rational approximation measured 4.8u, i.e. 2.4 ulp), doubled:
+// 8u |y|, plus 2^-126 as for the sigmoid.
+CaseResult check_tanh_forward(const Backend& backend, const Shape& shape, Output output,
+                              std::uint64_t seed) {
+    return check_activation_forward(backend, "tanh_forward", &Backend::tanh_forward,
+                                    &cpu_naive::tanh_forward<double>, 8, shape, output, seed);
+}
+
+// sigmoid_backward, y uniform in [0, 1). Tolerance: dy * y * (1 - y) is three roundings, 3u |dx|.
+// Measured against |dy| (|y| + y^2), the size of the terms before any cancellation, the bound also
+// holds for dy * (y - y * y); doubled: 6u |dy| (|y| + y^2).
+CaseResult check_sigmoid_backward(const Backend& backend, const Shape& shape, Output output,
+                                  std::uint64_t seed) {
+    return check_activation_backward(
+        backend, "sigmoid_backward", &Backend::sigmoid_backward,
+        &cpu_naive::sigmoid_backward<double>, 0.0f,
+        [](double y, double dy) { return std::abs(dy) * (std::abs(y) + y * y); },
+        "6u |dy| (|y| + y^2)", shape, output, seed);
+}
+
+// tanh_backward, y uniform in [-1, 1). Tolerance: dy * (1 - y^2) is three roundings, and 1 - y^2
+// cancels for |y| near 1, so the bound is against |dy| (1 + y^2); doubled: 6u |dy| (1 + y^2).
+CaseResult check_tanh_backward(const Backend& backend, const Shape& shape, Output output,
+                               std::uint64_t seed) {
+    return check_activation_backward(
+        backend, "tanh_backward", &Backend::tanh_backward, &cpu_naive::tanh_backward<double>, -1.0f,
+        [](double y, double dy) { return std::abs(dy) * (1.0 + y * y); }, "6u |dy| (1 + y^2)",
+        shape, output, seed);
+}
+
+std::string to_string(Logits logits) {
+    switch (logits) {
+        case Logits::uniform:
+            return "uniform";
+        case Logits::huge:
+            return "+-1e4";
+        case Logits::equal_rows:
+            return "equal rows";
+    }
+    return "?";
+}
+
+namespace {
+
+std::vector<float> make_logits(std::int64_t rows, std::int64_t cols, Logits kind, Rng& rng) {
+    switch (kind) {
+        case Logits::uniform:
+            return random_values(rows * cols, rng, -10.0f, 10.0f);
+        case Logits::huge: {
+            std::vector<float> x = random_values(rows * cols, rng);
+            for (float& v : x) v += (rng.next() & 1) ? 1e4f : -1e4f;
+            return x;
+        }
+        case Logits::equal_rows: {
+            std::vector<float> x(static_cast<std::size_t>(rows * cols));
+            const std::vector<float> value = random_values(rows, rng, -1e4f, 1e4f);
+            for (std::int64_t i = 0; i < rows; ++i)
+                std::fill_n(x.begin() + i * cols, cols, value[static_cast<std::size_t>(i)]);
+            return x;
+        }
+    }
+    return {};
+}
+
+// The size that bounds the rounding error of a softmax output, in units of 2u (see
+// check_softmax_forward): y[i, j] (cols + |x[i, j] - max_i| + 8).
+std::vector<double> softmax_error_scale(std::int64_t rows, std::int64_t cols,
+                                        const std::vector<double>& x,
+                                        const std::vector<double>& y) {
+    std::vector<double> scale(x.size());
+    for (std::int64_t i = 0; i < rows; ++i) {
+        const auto row = x.begin() + i * cols;
+        const double max = *std::max_element(row, row + cols);
+        for (std::int64_t j = 0; j < cols; ++j) {
+            const std::size_t k = static_cast<std::size_t>(i * cols + j);
+            scale[k] = y[k] * (double(cols) + std::abs(x[k] - max) + 8.0);
+        }
+    }
+    return scale;
+}
+
+}  // namespace
+
+// softmax_forward. Tolerance, per element of a row of n = cols:
+//   x - max rounds (u |x - max| relative error in e^(x - max)), the exponential is within 2 ulp
+//   (4u), the row sum of n positive terms within (n - 1) u of itself plus the terms' own errors
+//   (their weighted mean, at most 4u + u ln n), the division one u: about
+//   u (n + |x - max| + ln n + 9) y. Doubled, with ln n folded into n:
+//   |out - ref| <= 2u y (n + |x - max| + 8) + 2^-126 (outputs below 2^-126 may be flushed).
+// The huge and equal-rows logits must come out finite: a NaN or an inf fails any tolerance.
+CaseResult check_softmax_forward(const Backend& backend, const Shape& shape, Logits logits,
+                                 std::uint64_t seed) {
+    Rng rng(seed);
+    const std::int64_t R = rows(shape), C = columns(shape);
+    const std::vector<float> x = make_logits(R, C, logits, rng);
+    const std::vector<double> wide_x = widen(x);
+    std::vector<double> ref(x.size());
+    cpu_naive::softmax_forward<double>(R, C, wide_x.data(), ref.data());
+    const std::vector<double> scale = softmax_error_scale(R, C, wide_x, ref);
+
+    const Tensor X = backend.upload(shape, x);
+    Tensor Y = backend.allocate(shape);
+    CaseResult r = result_for(backend, "softmax_forward", describe(shape, to_string(logits)));
+    r.seconds = timed(backend, [&] { backend.softmax_forward(X, Y); });
+    r.tolerance = "2u y(n+|x-max|+8)";
+    r.comparison =
+        compare(backend.download(Y), ref, Tolerance{2 * unit_roundoff, smallest_normal}, scale);
+    return r;
+}
+
+// softmax_backward, y = softmax(logits) rounded to float, dy uniform in [-1, 1). Tolerance:
+//   the dot product dy . y is within n u sum_k |dy_k y_k| (Higham 3.1), dy_j - dot and the
+//   product with y_j round once each: |error| <= u y_j (|dy_j| + (n + 2) sum_k |dy_k y_k|);
+//   doubled, plus 2^-126 for underflowing products.
+CaseResult check_softmax_backward(const Backend& backend, const Shape& shape, Logits logits,
+                                  std::uint64_t seed) {
+    Rng rng(seed);
+    const std::int64_t R = rows(shape), C = columns(shape);
+    std::vector<double> softmax(static_cast<std::size_t>(shape.elements()));
+    cpu_naive::softmax_forward<double>(R, C, widen(make_logits(R, C, logits, rng)).data(),
+                                       softmax.data());
+    const std::vector<float> y(softmax.begin(), softmax.end());
+    const std::vector<float> dy = random_values(shape.elements(), rng);
+    const std::vector<double> wide_y = widen(y), wide_dy = widen(dy);
+    std::vector<double> ref(y.size()), scale(y.size());
+    cpu_naive::softmax_backward<double>(R, C, wide_y.data(), wide_dy.data(), ref.data());
+    for (std::int64_t i = 0; i < R; ++i) {
+        double dot_magnitude = 0;  // sum_k |dy_k y_k|
+        for (std::int64_t j = 0; j < C; ++j)
+            dot_magnitude += std::abs(wide_dy[i * C + j] * wide_y[i * C + j]);
+        for (std::int64_t j = 0; j < C; ++j) {
+            const std::size_t k = static_cast<std::size_t>(i * C + j);
+            scale[k] = wide_y[k] * (std::abs(wide_dy[k]) + double(C + 2) * dot_magnitude);
+        }
+    }
+
+    const Tensor Y = backend.upload(shape, y);
+    const Tensor dY = backend.upload(shape, dy);
+    Tensor dX = backend.allocate(shape);
+    CaseResult r = result_for(backend, "softmax_backward", describe(shape, to_string(logits)));
+    r.seconds = timed(backend, [&] { backend.softmax_backward(Y, dY, dX); });
+    r.tolerance = "2u y(|dy|+(n+2)S|dy y|)";
+    r.comparison =
+        compare(backend.download(dX), ref, Tolerance{2 * unit_roundoff, smallest_normal}, scale);
+    return r;
+}
+
+// mse_loss, prediction and target uniform in [-1, 1).
+//   loss: n non-negative terms (p - t)^2, each within 3u of itself, summed (n - 1)u, divided by n
+//         (u): (n + 3) u loss; doubled: 2 (n + 4) u loss.
+//   grad: 2 (p - t) / n, at most three roundings (p - t, 2 / n, the product): 3u; doubled: 6u.
+std::vector<CaseResult> check_mse_loss(const Backend& backend, const Shape& shape,
+                                       std::uint64_t seed) {
+    Rng rng(seed);
+    const std::int64_t n = shape.elements();
+    const std::vector<float> p = random_values(n, rng), t = random_values(n, rng);
+    std::vector<double> ref_grad(p.size());
+    const double ref_loss =
+        cpu_naive::mse_loss<double>(n, widen(p).data(), widen(t).data(), ref_grad.data());
+
+    const Tensor P = backend.upload(shape, p);
+    const Tensor T = backend.upload(shape, t);
+    Tensor G = backend.allocate(shape);
+    float loss = std::numeric_limits<float>::quiet_NaN();
+    const double seconds = timed(backend, [&] { loss = backend.mse_loss(P, T, G); });
+
+    CaseResult loss_result = result_for(backend, "mse_loss", describe(shape, "loss"));
+    loss_result.seconds = seconds;
+    const double rtol = 2.0 * double(n + 4) * unit_roundoff;
+    loss_result.tolerance = format("%.2g * loss", rtol);
+    loss_result.comparison =
+        compare(std::span(&loss, 1), std::span(&ref_loss, 1), Tolerance{rtol, 0.0});
+
+    CaseResult grad_result = result_for(backend, "mse_loss", describe(shape, "grad"));
+    grad_result.seconds = seconds;
+    grad_result.tolerance = "6u |grad|";
+    grad_result.comparison =
+        compare(backend.download(G), ref_grad, Tolerance{6 * unit_roundoff, 0.0});
+    return {loss_result, grad_result};
+}
+
+// softmax_cross_entropy, labels uniform among the classes. With n = classes:
+//   loss: per row, the sum of exponentials is within u (n + ln n + 8) of itself as in the
+//         softmax, which log turns into an absolute error of that size; forming the loss from
+//         max, z[label] and log(sum) rounds at the size of those (|max| + |z[label]|: computing
+//         logsumexp first and then subtracting z[label] is allowed); the mean over rows adds
+//         (rows + 1) u loss. Doubled:
+//         2u ((n + ln n + 8) + mean_i(|max_i| + |z_i[label_i]|) + (rows + 4) loss).
+//   grad: (softmax - one_hot) / rows: the softmax's bound, then the subtraction and the division
+//         round once each: 2u (y (n + |z - max| + 8) / rows + |grad|) + 2^-126.
+std::vector<CaseResult> check_softmax_cross_entropy(const Backend& backend, std::int64_t R,
+                                                    std::int64_t C, Logits logits,
+                                                    std::uint64_t seed) {
+    const Shape shape{R, C};
+    Rng rng(seed);
+    const std::vector<float> z = make_logits(R, C, logits, rng);
+    std::vector<float> labels(static_cast<std::size_t>(R));
+    for (float& label : labels) label = static_cast<float>(rng.next() % std::uint64_t(C));
+
+    const std::vector<double> wide_z = widen(z);
+    std::vector<double> ref_grad(z.size()), softmax(z.size());
+    std::int64_t bad = -1;
+    const double ref_loss = cpu_naive::softmax_cross_entropy<double>(
+        R, C, wide_z.data(), widen(labels).data(), ref_grad.data(), bad);
+    cpu_naive::softmax_forward<double>(R, C, wide_z.data(), softmax.data());
+
+    double logit_magnitude = 0;  // mean_i (|max_i| + |z_i[label_i]|)
+    for (std::int64_t i = 0; i < R; ++i) {
+        const auto row = wide_z.begin() + i * C;
+        logit_magnitude += std::abs(*std::max_element(row, row + C)) +
+                           std::abs(row[static_cast<std::int64_t>(labels[std::size_t(i)])]);
+    }
+    logit_magnitude /= double(R);
+    const double loss_scale = double(C) + std::log(double(C)) + 8.0 + logit_magnitude +
+                              double(R + 4) * std::abs(ref_loss);
+    std::vector<double> grad_scale = softmax_error_scale(R, C, wide_z, softmax);
+    for (std::size_t k = 0; k < grad_scale.size(); ++k)
+        grad_scale[k] = grad_scale[k] / double(R) + std::abs(ref_grad[k]);
+
+    const Tensor Z = backend.upload(shape, z);
+    const Tensor L = backend.upload(Shape{R}, labels);
+    Tensor G = backend.allocate(shape);
+    float loss = std::numeric_limits<float>::quiet_NaN();
+    const double seconds = timed(backend, [&] { loss = backend.softmax_cross_entropy(Z, L, G); });
+
+    const std::string what = describe(shape, to_string(logits));
+    CaseResult loss_result = result_for(backend, "softmax_cross_entropy", what + " loss");
+    loss_result.seconds = seconds;
+    loss_result.tolerance = format("%.2g (see source)", 2 * unit_roundoff * loss_scale);
+    loss_result.comparison = compare(std::span(&loss, 1), std::span(&ref_loss, 1),
+                                     Tolerance{2 * unit_roundoff, 0.0}, std::span(&loss_scale, 1));
+
+    CaseResult grad_result = result_for(backend, "softmax_cross_entropy", what + " grad");
+    grad_result.seconds = seconds;
+    grad_result.tolerance = "2u(y(n+|z-max|+8)/R+|g|)";
+    grad_result.comparison = compare(backend.download(G), ref_grad,
+                                     Tolerance{2 * unit_roundoff, smallest_normal}, grad_scale);
+    return {loss_result, grad_result};
+}
+
+namespace {
+
+// Dyadic summands are multiples of 2^-k in [-1, 1]. Every partial sum of n of them is a multiple
+// of 2^-k no larger than n, which float holds exactly while 2^k n <= 2^24: then every order of
+// addition gives the exact sum. k is the finest grid (at most 1/64) that n allows.
+constexpr std::int64_t max_exact_dyadic = std::int64_t(1) << 24;
+
+std::vector<float> make_summands(std::int64_t n, Summands summands, Rng& rng) {
+    std::vector<float> x = random_values(n, rng);
+    if (summands == Summands::dyadic) {
+        int k = 6;
+        while (k > 0 && (n << k) > max_exact_dyadic) --k;
+        const float grid = std::ldexp(1.0f, k);
+        for (float& v : x) v = std::round(v * grid) / grid;
+    }
+    return x;
+}
+
+std::string describe(const Shape& shape, Reduction mode, Summands summands) {
+    return describe(shape, std::string(mode == Reduction::deterministic ? "determ. " : "fast ") +
+                               (summands == Summands::dyadic ? "dyadic" : "uniform"));
+}
+
+// sum (divide_by_n false) or mean (true). Tolerance:
+//   uniform summands: in any order, a sum of n terms is within (n - 1) u sum|x| of the exact
+//     sum (Higham 4.2); rounding a wider accumulator to float adds u |sum|; doubled:
+//     2 (n + 1) u sum|x|. mean divides by n, one more rounding: 2 (n + 2) u sum|x| / n.
+//   dyadic summands, n <= 2^24: sum exact; mean one rounding of the exact quotient, doubled 2u.
+CaseResult check_reduction(const Backend& backend, bool divide_by_n, const Shape& shape,
+                           Reduction mode, Summands summands, std::uint64_t seed) {
+    Rng rng(seed);
+    const std::int64_t n = shape.elements();
+    const std::vector<float> x = make_summands(n, summands, rng);
+    const std::vector<double> wide = widen(x);
+    double ref = cpu_naive::sum<double>(n, wide.data());
+    double magnitude = cpu_naive::sum<double>(n, absolute(wide).data());
+    if (divide_by_n) {
+        ref /= double(n);
+        magnitude /= double(n);
+    }
+
+    const Tensor X = backend.upload(shape, x);
+    float out = std::numeric_limits<float>::quiet_NaN();
+    CaseResult r =
+        result_for(backend, divide_by_n ? "mean" : "sum", describe(shape, mode, summands));
+    r.seconds =
+        timed(backend, [&] { out = divide_by_n ? backend.mean(X, mode) : backend.sum(X, mode); });
+    Tolerance tolerance;
+    if (summands == Summands::dyadic && n <= max_exact_dyadic) {
+        tolerance = Tolerance{divide_by_n ? 2 * unit_roundoff : 0.0, 0.0};
+        magnitude = std::abs(ref);
+        r.tolerance = divide_by_n ? "2u |mean|" : "exact";
+    } else {
+        tolerance.rtol = 2.0 * double(n + (divide_by_n ? 2 : 1)) * unit_roundoff;
+        r.tolerance = format("%.2g * sum|x|", tolerance.rtol) + (divide_by_n ? "/n" : "");
+    }
+    r.comparison =
+        compare(std::span(&out, 1), std::span(&ref, 1), tolerance, std::span(&magnitude, 1));
+    return r;
+}
+
+}  // namespace
+
+CaseResult check_sum(const Backend& backend, const Shape& shape, Reduction mode, Summands summands,
+                     std::uint64_t seed) {
+    return check_reduction(backend, false, shape, mode, summands, seed);
+}
+
+CaseResult check_mean(const Backend& backend, const Shape& shape, Reduction mode, Summands summands,
+                      std::uint64_t seed) {
+    return check_reduction(backend, true, shape, mode, summands, seed);
+}
+
+// Tolerance: none. The first deterministic sum is the expected value of every later one.
+CaseResult check_sum_repeatable(const Backend& backend, const Shape& shape, int runs,
+                                std::uint64_t seed) {
+    Rng rng(seed);
+    const Tensor X = backend.upload(shape, make_summands(shape.elements(), Summands::uniform, rng));
+    const double first = backend.sum(X, Reduction::deterministic);
+    std::vector<float> later(static_cast<std::size_t>(runs));
+    CaseResult r =
+        result_for(backend, "sum", describe(shape, "determ. x" + std::to_string(runs) + " same"));
+    r.seconds = timed(backend, [&] {
+        for (float& out : later) out = backend.sum(X, Reduction::deterministic);
+    });
+    r.tolerance = "exact (same bits)";
+    r.comparison = compare(later, std::vector<double>(later.size(), first), Tolerance{});
+    return r;
+}
+
+// dense_forward and dense_forward_unfused; X and b uniform in [-1, 1), W uniform in
+// [-1/sqrt(in), 1/sqrt(in)) so that X * W^T + b spans the activations' interesting range.
+// Tolerance: z = X * W^T + b is a dot product of in + 1 terms: 2 (in + 2) u (sum|x w| + |b|),
+// as for gemm. Each activation passes an error in z on at most undamped (slope <= 1) and adds
+// its own, at most sigmoid's 12u |y|:
+//   |out - ref| <= u (2 (in + 2) (sum|x w| + |b|) + 12 |y|) + 2^-126.
+CaseResult check_dense_forward(const Backend& backend, const DenseShape& s, DensePath path,
+                               std::uint64_t seed) {
+    s.validate();
+    Rng rng(seed);
+    const float w_range = 1.0f / std::sqrt(float(s.in));
+    const std::vector<float> x = random_values(s.batch * s.in, rng);
+    const std::vector<float> w = random_values(s.out * s.in, rng, -w_range, w_range);
+    const std::vector<float> b = random_values(s.out, rng);
+
+    std::vector<double> ref(static_cast<std::size_t>(s.batch * s.out)), scale(ref.size());
+    cpu_naive::dense_forward<double>(s, widen(x).data(), widen(w).data(), widen(b).data(),
+                                     ref.data());
+    const std::vector<double> abs_b = absolute(widen(b));
+    DenseShape magnitude = s;  // sum|x w| + |b|: the same layer on |X|, |W|, |b|, no activation
+    magnitude.activation = Activation::none;
+    cpu_naive::dense_forward<double>(magnitude, absolute(widen(x)).data(),
+                                     absolute(widen(w)).data(), abs_b.data(), scale.data());
+    for (std::size_t i = 0; i < scale.size(); ++i)
+        scale[i] = 2.0 * double(s.in + 2) * scale[i] + 12.0 * std::abs(ref[i]);
+
+    const Tensor X = backend.upload(Shape{s.batch, s.in}, x);
+    const Tensor W = backend.upload(Shape{s.out, s.in}, w);
+    const Tensor B = backend.upload(Shape{s.out}, b);
+    Tensor Y = backend.allocate(Shape{s.batch, s.out});
+    const bool fused = path == DensePath::fused;
+    CaseResult r = result_for(backend, fused ? "dense_forward" : "dense_forward_unfused", s.str());
+    r.seconds = timed(backend, [&] {
+        if (fused)
+            backend.dense_forward(X, W, B, s.activation, Y);
+        else
+            backend.dense_forward_unfused(X, W, B, s.activation, Y);
+    });
+    r.tolerance = "u(2(K+2)(S|xw|+|b|)+12|y|)";
+    r.comparison =
+        compare(backend.download(Y), ref, Tolerance{unit_roundoff, smallest_normal}, scale);
+    return r;
+}
+
 namespace {
 
 // The four transpositions of one gemm shape, each with its own alpha and beta, so that the
@@ -173,31 +711,176 @@ std::vector<CaseResult> run_gemm(const Backend& backend, const std::string& text
     return results;
 }
 
-Shape relu_shape(const std::string& op, const std::string& text) {
+// "D1[,D2,...]" -> Shape{D1, D2, ...}, every size >= 1.
+Shape tensor_shape(const std::string& op, const std::string& text) {
     const std::vector<std::int64_t> sizes = parse_sizes(op, text);
     for (std::int64_t d : sizes)
         if (d < 1) throw InvalidArgument(op + ": every size must be >= 1, got '" + text + "'");
     return Shape(sizes);
 }
 
+using ShapeCheck = CaseResult (*)(const Backend&, const Shape&, std::uint64_t);
+using OutputCheck = CaseResult (*)(const Backend&, const Shape&, Output, std::uint64_t);
+using LogitsCheck = CaseResult (*)(const Backend&, const Shape&, Logits, std::uint64_t);
+using Run =
+    std::function<std::vector<CaseResult>(const Backend&, const std::string&, std::uint64_t)>;
+
+constexpr Logits all_logits[] = {Logits::uniform, Logits::huge, Logits::equal_rows};
+
+// An op with one case per tensor shape.
+Run one_case(const std::string& op, ShapeCheck check) {
+    return [op, check](const Backend& b, const std::string& text, std::uint64_t seed) {
+        return std::vector{check(b, tensor_shape(op, text), seed)};
+    };
+}
+
+// An elementwise op: writing to a fresh tensor, then over its input.
+Run both_outputs(const std::string& op, OutputCheck check) {
+    return [op, check](const Backend& b, const std::string& text, std::uint64_t seed) {
+        const Shape shape = tensor_shape(op, text);
+        return std::vector{check(b, shape, Output::separate, seed),
+                           check(b, shape, Output::in_place, seed)};
+    };
+}
+
+// A softmax: each kind of logits.
+Run every_logits(const std::string& op, LogitsCheck check) {
+    return [op, check](const Backend& b, const std::string& text, std::uint64_t seed) {
+        const Shape shape = tensor_shape(op, text);
+        std::vector<CaseResult> results;
+        for (Logits logits : all_logits) results.push_back(check(b, shape, logits, seed));
+        return results;
+    };
+}
+
+std::vector<CaseResult> run_mse_loss(const Backend& b, const std::string& text,
+                                     std::uint64_t seed) {
+    return check_mse_loss(b, tensor_shape("mse_loss", text), seed);
+}
+
+std::vector<CaseResult> run_softmax_cross_entropy(const Backend& b, const std::string& text,
+                                                  std::uint64_t seed) {
+    const std::string op = "softmax_cross_entropy";
+    const Shape shape = tensor_shape(op, text);
+    if (shape.rank() != 2)
+        throw InvalidArgument(op + ": --shape takes ROWS,CLASSES (2 sizes), got '" + text + "'");
+    std::vector<CaseResult> results;
+    for (Logits logits : all_logits)
+        for (CaseResult& r : check_softmax_cross_entropy(b, shape[0], shape[1], logits, seed))
+            results.push_back(std::move(r));
+    return results;
+}
+
+// sum: both modes on uniform summands, both on dyadic ones where those are exact, then the same
+// bits on repeated deterministic runs.
+std::vector<CaseResult> run_sum(const Backend& b, const std::string& text, std::uint64_t seed) {
+    const Shape shape = tensor_shape("sum", text);
+    std::vector<CaseResult> results;
+    for (Summands summands : {Summands::uniform, Summands::dyadic}) {
+        if (summands == Summands::dyadic && shape.elements() > max_exact_dyadic) continue;
+        for (Reduction mode : {Reduction::deterministic, Reduction::fast})
+            results.push_back(check_sum(b, shape, mode, summands, seed));
+    }
+    results.push_back(check_sum_repeatable(b, shape, 5, seed));
+    return results;
+}
+
+std::vector<CaseResult> run_mean(const Backend& b, const std::string& text, std::uint64_t seed) {
+    const Shape shape = tensor_shape("mean", text);
+    std::vector<CaseResult> results;
+    for (Reduction mode : {Reduction::deterministic, Reduction::fast})
+        results.push_back(check_mean(b, shape, mode, Summands::uniform, seed));
+    if (shape.elements() <= max_exact_dyadic)
+        results.push_back(check_mean(b, shape, Reduction::deterministic, Summands::dyadic, seed));
+    return results;
+}
+
+Activation parse_activation(const std::string& op, const std::string& text) {
+    for (Activation a : {Activation::none, Activation::relu, Activation::sigmoid, Activation::tanh})
+        if (to_string(a) == text) return a;
+    throw InvalidArgument(op + ": unknown activation '" + text +
+                          "'; known: none, relu, sigmoid, tanh");
+}
+
+// "BATCH,IN,OUT" (every activation) or "BATCH,IN,OUT,ACT".
+Run dense_run(const std::string& op, DensePath path) {
+    return [op, path](const Backend& b, const std::string& text, std::uint64_t seed) {
+        std::string sizes_text = text;
+        std::vector<Activation> activations = {Activation::none, Activation::relu,
+                                               Activation::sigmoid, Activation::tanh};
+        const std::size_t comma = text.rfind(',');
+        if (comma != std::string::npos && comma + 1 < text.size() &&
+            std::isalpha(static_cast<unsigned char>(text[comma + 1]))) {
+            activations = {parse_activation(op, text.substr(comma + 1))};
+            sizes_text = text.substr(0, comma);
+        }
+        const std::vector<std::int64_t> sizes = parse_sizes(op, sizes_text);
+        if (sizes.size() != 3)
+            throw InvalidArgument(op + ": --shape takes BATCH,IN,OUT[,ACT], got '" + text + "'");
+        std::vector<CaseResult> results;
+        for (Activation a : activations)
+            results.push_back(
+                check_dense_forward(b, DenseShape{sizes[0], sizes[1], sizes[2], a}, path, seed));
+        return results;
+    };
+}
+
 }  // namespace
 
+// Default shapes: 1, primes and sizes that are not multiples of any tile (17, 33, 65, 257, 4099),
+// the sizes the lessons and training use (64 x 1000 classes, 784 -> 256), batch 1, rows of
+// length 1, and at least one row of 100 000 for the row-wise ops.
 const std::vector<OpCheck>& ops() {
-    static const std::vector<OpCheck> all = {
-        {"gemm", "M,N,K",
-         {"1,1,1", "17,33,5", "67,45,91", "128,128,128", "257,129,511"},
-         run_gemm},
-        {"relu_forward", "D1[,D2,...] (tensor dimensions)",
-         {"1", "7", "33,65", "4099", "64,4097"},
-         [](const Backend& b, const std::string& shape, std::uint64_t seed) {
-             return std::vector{check_relu_forward(b, relu_shape("relu_forward", shape), seed)};
-         }},
-        {"relu_backward", "D1[,D2,...] (tensor dimensions)",
-         {"1", "7", "33,65", "4099", "64,4097"},
-         [](const Backend& b, const std::string& shape, std::uint64_t seed) {
-             return std::vector{check_relu_backward(b, relu_shape("relu_backward", shape), seed)};
-         }},
-    };
+    static const std::vector<OpCheck> all = [] {
+        const std::string dims = "D1[,D2,...] (tensor dimensions)";
+        const std::string rows_dims = "D1[,D2,...] (rows of the last size, e.g. ROWS,COLS)";
+        const std::vector<std::string> elementwise = {"1", "7", "33,65", "4099", "64,4097"};
+        const std::vector<std::string> row_wise = {"1,1",   "7,1",     "1,1000",
+                                                   "17,33", "64,1000", "3,100000"};
+        const std::vector<std::string> reductions = {"1",     "7",      "1000",
+                                                     "33,65", "100003", "1000,1001"};
+        const std::vector<std::string> dense = {"1,1,1",    "1,784,10",   "17,33,5",
+                                                "67,45,91", "64,784,256", "257,129,511"};
+        return std::vector<OpCheck>{
+            {"gemm",
+             "M,N,K",
+             {"1,1,1", "17,33,5", "67,45,91", "128,128,128", "257,129,511"},
+             run_gemm},
+            {"relu_forward", dims, elementwise, one_case("relu_forward", check_relu_forward)},
+            {"relu_backward", dims, elementwise, one_case("relu_backward", check_relu_backward)},
+            {"bias_add",
+             rows_dims,
+             {"1", "1,1", "7,13", "33,65", "64,1000", "3,5,257"},
+             both_outputs("bias_add", check_bias_add)},
+            {"bias_backward",
+             rows_dims,
+             {"1", "1,1", "1,257", "257,1", "64,1000", "1000,33", "3,5,257"},
+             one_case("bias_backward", check_bias_backward)},
+            {"sigmoid_forward", dims, elementwise,
+             both_outputs("sigmoid_forward", check_sigmoid_forward)},
+            {"sigmoid_backward", dims, elementwise,
+             both_outputs("sigmoid_backward", check_sigmoid_backward)},
+            {"tanh_forward", dims, elementwise, both_outputs("tanh_forward", check_tanh_forward)},
+            {"tanh_backward", dims, elementwise,
+             both_outputs("tanh_backward", check_tanh_backward)},
+            {"softmax_forward", rows_dims, row_wise,
+             every_logits("softmax_forward", check_softmax_forward)},
+            {"softmax_backward", rows_dims, row_wise,
+             every_logits("softmax_backward", check_softmax_backward)},
+            {"mse_loss", dims, {"1", "7", "33,65", "64,1000", "100003"}, run_mse_loss},
+            {"softmax_cross_entropy",
+             "ROWS,CLASSES",
+             {"1,1", "7,1", "1,1000", "17,33", "128,1000", "2,100000"},
+             run_softmax_cross_entropy},
+            {"sum", dims, reductions, run_sum},
+            {"mean", dims, reductions, run_mean},
+            {"dense_forward",
+             "BATCH,IN,OUT[,ACT] (ACT: none, relu, sigmoid, tanh; all four if omitted)", dense,
+             dense_run("dense_forward", DensePath::fused)},
+            {"dense_forward_unfused", "BATCH,IN,OUT[,ACT] (as dense_forward)", dense,
+             dense_run("dense_forward_unfused", DensePath::unfused)},
+        };
+    }();
     return all;
 }
 

@@ -42,10 +42,71 @@ const std::vector<OpCheck>& ops();
 // The named op; InvalidArgument naming the known ops otherwise.
 const OpCheck& op(const std::string& name);
 
-// Lower-level entry points, for tests that go beyond the default cases.
+// Lower-level entry points, for tests and lessons that go beyond the default cases. Each runs one
+// case; the losses run one call and return two results, the loss and then its gradient.
 CaseResult check_gemm(const Backend& backend, const GemmShape& shape, std::uint64_t seed);
 CaseResult check_relu_forward(const Backend& backend, const Shape& shape, std::uint64_t seed);
 CaseResult check_relu_backward(const Backend& backend, const Shape& shape, std::uint64_t seed);
+
+// Where an elementwise op writes: a fresh tensor, or over its input (y = x; for a backward pass,
+// dx = dy).
+enum class Output { separate, in_place };
+
+// Bias and activations; "rows" are the tensor seen as (rows, last dimension).
+CaseResult check_bias_add(const Backend& backend, const Shape& shape, Output output,
+                          std::uint64_t seed);
+CaseResult check_bias_backward(const Backend& backend, const Shape& shape, std::uint64_t seed);
+CaseResult check_sigmoid_forward(const Backend& backend, const Shape& shape, Output output,
+                                 std::uint64_t seed);
+CaseResult check_sigmoid_backward(const Backend& backend, const Shape& shape, Output output,
+                                  std::uint64_t seed);
+CaseResult check_tanh_forward(const Backend& backend, const Shape& shape, Output output,
+                              std::uint64_t seed);
+CaseResult check_tanh_backward(const Backend& backend, const Shape& shape, Output output,
+                               std::uint64_t seed);
+
+// The logits softmax and cross-entropy are checked on; every default shape runs all three.
+enum class Logits {
+    uniform,     // uniform in [-10, 10)
+    huge,        // +1e4 or -1e4 (random sign) plus uniform [-1, 1): e^x overflows float unless
+                 // the row max is subtracted, and half of each row underflows to exactly 0
+    equal_rows,  // every logit of a row the same value, uniform in [-1e4, 1e4): y = 1 / cols
+};
+std::string to_string(Logits logits);
+
+// softmax_backward's y is the float64 softmax of such logits, rounded to float.
+CaseResult check_softmax_forward(const Backend& backend, const Shape& shape, Logits logits,
+                                 std::uint64_t seed);
+CaseResult check_softmax_backward(const Backend& backend, const Shape& shape, Logits logits,
+                                  std::uint64_t seed);
+
+// Losses: {the returned loss, the gradient}. Cross-entropy's labels are random class indices.
+std::vector<CaseResult> check_mse_loss(const Backend& backend, const Shape& shape,
+                                       std::uint64_t seed);
+std::vector<CaseResult> check_softmax_cross_entropy(const Backend& backend, std::int64_t rows,
+                                                    std::int64_t classes, Logits logits,
+                                                    std::uint64_t seed);
+
+// What sum and mean add up.
+enum class Summands {
+    uniform,  // uniform in [-1, 1): the order of the additions shows in the last bits
+    dyadic,   // multiples of 1/64 in [-1, 1] (coarser, down to integers, as n grows past 2^18):
+              // for up to 2^24 elements every partial sum is a float, so every order of addition
+              // gives the exact sum
+};
+CaseResult check_sum(const Backend& backend, const Shape& shape, Reduction mode, Summands summands,
+                     std::uint64_t seed);
+CaseResult check_mean(const Backend& backend, const Shape& shape, Reduction mode, Summands summands,
+                      std::uint64_t seed);
+// Deterministic mode gives the same result every time: `runs` more sums of the same tensor must
+// equal the first, exactly (compared as values: +0 and -0 count as equal).
+CaseResult check_sum_repeatable(const Backend& backend, const Shape& shape, int runs,
+                                std::uint64_t seed);
+
+// dense_forward (fused) or dense_forward_unfused against the float64 gemm, bias and activation.
+enum class DensePath { fused, unfused };
+CaseResult check_dense_forward(const Backend& backend, const DenseShape& shape, DensePath path,
+                               std::uint64_t seed);
 
 // "17,33,5" -> {17, 33, 5}; InvalidArgument naming `op` and the text otherwise.
 std::vector<std::int64_t> parse_sizes(const std::string& op, const std::string& text);

@@ -52,4 +52,11 @@ struct DenseShape {
 //   fast:          whatever order is quickest (atomics on a GPU); the last bits may vary.
 enum class Reduction { deterministic, fast };
 
+// Whether `label`, a class index stored as a float (or double, in the reference), names one of
+// `classes` classes: an integer in [0, classes). NaN and 2.5 are not class indices.
+template <typename T>
+bool is_class_index(T label, std::int64_t classes) {
+    return label >= T(0) && label < T(classes) && T(static_cast<std::int64_t>(label)) == label;
+}
+
 }  // namespace triptych

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "check/crosscheck.hpp"
@@ -168,4 +169,81 @@ TEST_CASE("the CLI's check passes on a valid case and replays a seed exactly", "
     CHECK(run_cli("check --op gemm --shape 17,33,5 --backend cpu_eigen_omp --seed 42").status == 0);
     for (const char* command : {"info", "check", "bench", "report"})
         CHECK(run_cli(std::string(command) + " --help").status == 0);
+}
+
+TEST_CASE("the dense-layer ops reject tensors of the wrong shape, naming the op and the tensor",
+          "[errors]") {
+    for (const std::string& variant : backend_names()) {
+        const Backend& b = backend(variant);
+        INFO(variant);
+        const Tensor x = b.allocate(Shape{2, 3});
+        const Tensor bias4 = b.allocate(Shape{4});
+        Tensor y = b.allocate(Shape{2, 3});
+        Tensor y32 = b.allocate(Shape{3, 2});
+        CHECK_THROWS_WITH(b.bias_add(x, bias4, y),
+                          Contains("bias_add: bias has shape [4], expected [3]"));
+        Tensor dbias = b.allocate(Shape{2});
+        CHECK_THROWS_WITH(b.bias_backward(x, dbias),
+                          Contains("bias_backward: dbias has shape [2], expected [3]"));
+        CHECK_THROWS_WITH(b.sigmoid_forward(x, y32),
+                          Contains("sigmoid_forward: y has shape [3, 2], expected [2, 3]"));
+        CHECK_THROWS_WITH(b.tanh_backward(x, y32, y), Contains("tanh_backward: dy has shape [3, 2]"));
+        CHECK_THROWS_WITH(b.softmax_forward(x, y32), Contains("softmax_forward: y has shape [3, 2]"));
+        CHECK_THROWS_WITH(b.softmax_backward(x, x, y32),
+                          Contains("softmax_backward: dx has shape [3, 2]"));
+        CHECK_THROWS_WITH(b.mse_loss(x, y32, y), Contains("mse_loss: target has shape [3, 2]"));
+        CHECK_THROWS_WITH(b.sum(Tensor{}), Contains("sum: x is an empty tensor"));
+        CHECK_THROWS_WITH(b.mean(Tensor{}), Contains("mean: x is an empty tensor"));
+
+        const Tensor labels3 = b.allocate(Shape{3});
+        CHECK_THROWS_WITH(b.softmax_cross_entropy(x, labels3, y),
+                          Contains("softmax_cross_entropy: labels has shape [3], expected [2]"));
+        const Tensor logits3d = b.allocate(Shape{2, 3, 1});
+        Tensor grad3d = b.allocate(Shape{2, 3, 1});
+        CHECK_THROWS_WITH(b.softmax_cross_entropy(logits3d, labels3, grad3d),
+                          Contains("softmax_cross_entropy: logits must be (rows, classes)"));
+
+        // X (2, 3), W (4, 3): Y must be (2, 4), b (4).
+        const Tensor W = b.allocate(Shape{4, 3});
+        Tensor Y = b.allocate(Shape{2, 4});
+        CHECK_THROWS_WITH(b.dense_forward(x, W, x, Activation::relu, Y),
+                          Contains("dense_forward 2x3->4 relu") && Contains("b has shape [2, 3]"));
+        const Tensor bias2 = b.allocate(Shape{2});
+        CHECK_THROWS_WITH(b.dense_forward_unfused(x, x, bias2, Activation::none, Y),
+                          Contains("dense_forward_unfused 2x3->2 none") &&
+                              Contains("Y has shape [2, 4], expected [2, 2]"));
+    }
+}
+
+TEST_CASE("`triptych check --op NAME --shape ...` runs every dense-layer op and rejects bad shapes",
+          "[cli]") {
+    const std::pair<const char*, const char*> valid[] = {
+        {"bias_add", "5,7"},         {"bias_backward", "5,7"},
+        {"sigmoid_forward", "13"},   {"sigmoid_backward", "3,4"},
+        {"tanh_forward", "13"},      {"tanh_backward", "3,4"},
+        {"softmax_forward", "3,17"}, {"softmax_backward", "2,3,5"},
+        {"mse_loss", "9"},           {"softmax_cross_entropy", "4,10"},
+        {"sum", "1000"},             {"mean", "7,7"},
+        {"dense_forward", "3,5,7"},  {"dense_forward_unfused", "3,5,7,tanh"},
+    };
+    for (const auto& [op, shape] : valid)
+        for (const char* variant : {"cpu_naive", "cpu_eigen_omp"}) {
+            const std::string arguments =
+                std::string("check --op ") + op + " --shape " + shape + " --backend " + variant;
+            INFO(arguments);
+            CHECK(run_cli(arguments).status == 0);
+        }
+
+    const Run bad_activation = run_cli("check --op dense_forward --shape 2,3,4,gelu");
+    CHECK(bad_activation.status != 0);
+    CHECK(one_line(bad_activation.stderr_text));
+    CHECK_THAT(bad_activation.stderr_text, Contains("unknown activation 'gelu'"));
+
+    const Run bad_rank = run_cli("check --op softmax_cross_entropy --shape 12");
+    CHECK(bad_rank.status != 0);
+    CHECK_THAT(bad_rank.stderr_text, Contains("ROWS,CLASSES"));
+
+    const Run bad_size = run_cli("check --op softmax_forward --shape 4,0");
+    CHECK(bad_size.status != 0);
+    CHECK_THAT(bad_size.stderr_text, Contains("softmax_forward") && Contains("'4,0'"));
 }

@@ -7,18 +7,10 @@
 #include "common/registry.hpp"
 #include "cpu/naive/gemm.hpp"
 #include "tests/seed.hpp"
+#include "tests/variants.hpp"
 
 using namespace triptych;
-
-namespace {
-
-void require_pass(const check::CaseResult& r) {
-    INFO(r.op << " on " << r.variant << " (" << r.device << "), shape " << r.shape
-              << ", seed " << testing::seed() << ": " << r.comparison.describe());
-    CHECK(r.comparison.passed);
-}
-
-}  // namespace
+using testing::require_pass;
 
 TEST_CASE("every variant's gemm matches the float64 reference for every transposition, "
           "including shapes that are not tile multiples",

@@ -34,7 +34,7 @@ void print_help() {
 }
 
 void print_row(const check::CaseResult& r, const std::string& verdict) {
-    std::printf("%-14s %-14s %-26.26s %-30s %10.3g %10.3g  %-20s %s\n", r.op.c_str(),
+    std::printf("%-22s %-14s %-26.26s %-30s %10.3g %10.3g  %-20s %s\n", r.op.c_str(),
                 r.variant.c_str(), r.device.c_str(), r.shape.c_str(),
                 r.comparison.max_abs_error, r.comparison.relative_error, r.tolerance.c_str(),
                 verdict.c_str());
@@ -72,7 +72,7 @@ int check_main(const Args& args) {
 
     std::printf("seed %llu (replay with --seed %llu)\n\n", (unsigned long long)seed,
                 (unsigned long long)seed);
-    std::printf("%-14s %-14s %-26s %-30s %10s %10s  %-20s %s\n", "op", "variant", "device",
+    std::printf("%-22s %-14s %-26s %-30s %10s %10s  %-20s %s\n", "op", "variant", "device",
                 "shape", "max abs", "rel error", "tolerance", "result");
     int passed = 0, failed = 0, unsupported = 0;
     for (const check::OpCheck* op : ops) {
@@ -88,14 +88,14 @@ int check_main(const Args& args) {
                         (ok ? passed : failed)++;
                     }
                 } catch (const Unsupported& e) {
-                    std::printf("%-14s %-14s %-26.26s %-30s %s\n", op->name.c_str(),
+                    std::printf("%-22s %-14s %-26.26s %-30s %s\n", op->name.c_str(),
                                 variant.c_str(), b.device().c_str(), shape.c_str(),
                                 ("n/a: " + std::string(e.what())).c_str());
                     ++unsupported;
                 } catch (const InvalidArgument&) {
                     throw;  // a bad --shape: one error line, not a table of failures
                 } catch (const std::exception& e) {
-                    std::printf("%-14s %-14s %-26.26s %-30s FAIL: %s\n", op->name.c_str(),
+                    std::printf("%-22s %-14s %-26.26s %-30s FAIL: %s\n", op->name.c_str(),
                                 variant.c_str(), b.device().c_str(), shape.c_str(), e.what());
                     ++failed;
                 }

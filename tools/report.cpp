@@ -32,9 +32,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int repetitions = 3;
-// Google Benchmark runs each repetition for at least this long. A full run's ~30 rows then take
-// one to two minutes on a 2-core machine; --quick rows are timed just long enough to test the
-// pipeline, not to measure anything.
+// Google Benchmark runs each repetition for at least this long. A full run's ~110 rows then take
+// three to four minutes on a 2-core machine; --quick rows (~80) are timed just long enough to
+// test the pipeline, not to measure anything.
 constexpr double min_seconds = 0.25;
 constexpr double quick_min_seconds = 0.01;
 
@@ -274,11 +274,13 @@ void print_bench_help() {
     std::printf(
         "usage: triptych bench [--filter REGEX] [--out FILE.json] [--quick] [--include-simulator]\n"
         "\n"
-        "Runs the Google Benchmark suites (GEMM, ReLU, copies) on every variant that can run\n"
-        "here, %d repetitions each; each row is printed as it finishes.\n",
+        "Runs the Google Benchmark suites (GEMM, activations, bias, softmax, losses, sum, the\n"
+        "fused dense layer, copies) on every variant that can run here, %d repetitions each;\n"
+        "each row is printed as it finishes. A variant without an op has no rows for it.\n",
         repetitions);
     std::puts(
-        "Rows are named <op>/<variant>/<size>, e.g. gemm/cpu_eigen_omp/1024x1024x1024.\n"
+        "Rows are named <op>/<variant>/<size>, e.g. gemm/cpu_eigen_omp/1024x1024x1024,\n"
+        "softmax_forward/cpu_naive/4096x1000, dense_forward/cpu_eigen_omp/64x784->256_relu.\n"
         "\n"
         "  --filter REGEX       only rows whose name matches, e.g. "
         "'gemm/(cpu_eigen_omp|openblas)'\n"
@@ -298,8 +300,10 @@ void print_report_help() {
         "Runs the benchmarks (as triptych bench does), or reads a saved run, and writes DIR:\n"
         "report.md (the machine, GEMM GFLOP/s and speedups over cpu_naive and cpu_eigen_omp,\n"
         "GPU kernels as % of cuBLAS, cpu_eigen_omp as % of OpenBLAS, ReLU GB/s against copy\n"
-        "bandwidth, host<->device transfer cost), PNG charts and the raw JSON. Without a GPU\n"
-        "every GPU column says \"no GPU\". DIR is replaced only once the new report is complete.\n"
+        "bandwidth, the GB/s of every memory-bound op and its % of the copy bandwidth, sum's\n"
+        "deterministic and fast modes, what fusing GEMM + bias + activation buys,\n"
+        "host<->device transfer cost), PNG charts and the raw JSON. Without a GPU every GPU\n"
+        "column says \"no GPU\". DIR is replaced only once the new report is complete.\n"
         "\n"
         "  --from FILE.json     report this saved run (triptych bench --out) instead of running\n"
         "  --out DIR            the report directory (default: report)\n"

@@ -28,6 +28,56 @@ protected:
                             float* dx) const override {
         cpu_eigen_omp::relu_backward(n, x, dy, dx);
     }
+    void bias_add_impl(std::int64_t rows, std::int64_t cols, const float* x, const float* bias,
+                       float* y) const override {
+        cpu_eigen_omp::bias_add(rows, cols, x, bias, y);
+    }
+    void bias_backward_impl(std::int64_t rows, std::int64_t cols, const float* dy,
+                            float* dbias) const override {
+        cpu_eigen_omp::bias_backward(rows, cols, dy, dbias);
+    }
+    void sigmoid_forward_impl(std::int64_t n, const float* x, float* y) const override {
+        cpu_eigen_omp::sigmoid_forward(n, x, y);
+    }
+    void sigmoid_backward_impl(std::int64_t n, const float* y, const float* dy,
+                               float* dx) const override {
+        cpu_eigen_omp::sigmoid_backward(n, y, dy, dx);
+    }
+    void tanh_forward_impl(std::int64_t n, const float* x, float* y) const override {
+        cpu_eigen_omp::tanh_forward(n, x, y);
+    }
+    void tanh_backward_impl(std::int64_t n, const float* y, const float* dy,
+                            float* dx) const override {
+        cpu_eigen_omp::tanh_backward(n, y, dy, dx);
+    }
+    void softmax_forward_impl(std::int64_t rows, std::int64_t cols, const float* x,
+                              float* y) const override {
+        cpu_eigen_omp::softmax_forward(rows, cols, x, y);
+    }
+    void softmax_backward_impl(std::int64_t rows, std::int64_t cols, const float* y,
+                               const float* dy, float* dx) const override {
+        cpu_eigen_omp::softmax_backward(rows, cols, y, dy, dx);
+    }
+    float mse_loss_impl(std::int64_t n, const float* prediction, const float* target,
+                        float* grad) const override {
+        return cpu_eigen_omp::mse_loss(n, prediction, target, grad);
+    }
+    LossResult softmax_cross_entropy_impl(std::int64_t rows, std::int64_t classes,
+                                          const float* logits, const float* labels,
+                                          float* grad) const override {
+        LossResult result;
+        result.loss = cpu_eigen_omp::softmax_cross_entropy(rows, classes, logits, labels, grad,
+                                                           result.first_bad_label);
+        return result;
+    }
+    float sum_impl(std::int64_t n, const float* x, Reduction mode) const override {
+        return cpu_eigen_omp::sum(n, x, mode);
+    }
+    // Fused: one GEMM, then bias and activation in one pass over Y (dense.cpp).
+    void dense_forward_impl(const DenseShape& s, const float* X, const float* W, const float* b,
+                            float* Y) const override {
+        cpu_eigen_omp::dense_forward(s, X, W, b, Y);
+    }
 };
 
 [[maybe_unused]] const bool registered =

@@ -3,10 +3,11 @@
 // The raw row-major buffers are wrapped in Eigen::Map (no copy); `.transpose()` is free, it only
 // swaps strides. Eigen turns `c.noalias() = alpha * a * b` into one blocked, vectorised GEMM; with
 // EIGEN_USE_BLAS (CMake option TRIPTYCH_EIGEN_BLAS, on by default) that GEMM is OpenBLAS's sgemm.
-// Measured on a 2-core machine: pure Eigen reaches about 57% of OpenBLAS, Eigen over BLAS about
-// 95-100% (lessons/02_matmul_naive shows how to measure it yourself).
-#include <Eigen/Core>
-
+// Measured on a 2-core machine (bench, medians of 5): Eigen over BLAS ran at 98-105% of the
+// openblas row at 1024^3 and 2048^3; pure Eigen at 73-99% on a quiet machine but 52-81% while
+// other work held a core, its OpenMP-parallel GEMM stalling. Hence BLAS by default; see
+// lessons/02_matmul_naive to measure it yourself.
+#include "cpu/eigen_omp/eigen.hpp"
 #include "cpu/eigen_omp/ops.hpp"
 
 namespace triptych::cpu_eigen_omp {

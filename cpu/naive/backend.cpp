@@ -1,9 +1,17 @@
 // cpu_naive: the textbook loops, one thread, no library. Every op forwards to the templates in
-// this folder (gemm.hpp, relu.hpp), instantiated for float.
+// this folder (one header per op: gemm.hpp, relu.hpp, bias.hpp, sigmoid.hpp, tanh.hpp,
+// softmax.hpp, losses.hpp, reduce.hpp, dense.hpp), instantiated for float.
 #include "common/host_backend.hpp"
 #include "common/registry.hpp"
+#include "cpu/naive/bias.hpp"
+#include "cpu/naive/dense.hpp"
 #include "cpu/naive/gemm.hpp"
+#include "cpu/naive/losses.hpp"
+#include "cpu/naive/reduce.hpp"
 #include "cpu/naive/relu.hpp"
+#include "cpu/naive/sigmoid.hpp"
+#include "cpu/naive/softmax.hpp"
+#include "cpu/naive/tanh.hpp"
 
 namespace triptych::cpu_naive {
 namespace {
@@ -24,6 +32,56 @@ protected:
     void relu_backward_impl(std::int64_t n, const float* x, const float* dy,
                             float* dx) const override {
         cpu_naive::relu_backward(n, x, dy, dx);
+    }
+    void bias_add_impl(std::int64_t rows, std::int64_t cols, const float* x, const float* bias,
+                       float* y) const override {
+        cpu_naive::bias_add(rows, cols, x, bias, y);
+    }
+    void bias_backward_impl(std::int64_t rows, std::int64_t cols, const float* dy,
+                            float* dbias) const override {
+        cpu_naive::bias_backward(rows, cols, dy, dbias);
+    }
+    void sigmoid_forward_impl(std::int64_t n, const float* x, float* y) const override {
+        cpu_naive::sigmoid_forward(n, x, y);
+    }
+    void sigmoid_backward_impl(std::int64_t n, const float* y, const float* dy,
+                               float* dx) const override {
+        cpu_naive::sigmoid_backward(n, y, dy, dx);
+    }
+    void tanh_forward_impl(std::int64_t n, const float* x, float* y) const override {
+        cpu_naive::tanh_forward(n, x, y);
+    }
+    void tanh_backward_impl(std::int64_t n, const float* y, const float* dy,
+                            float* dx) const override {
+        cpu_naive::tanh_backward(n, y, dy, dx);
+    }
+    void softmax_forward_impl(std::int64_t rows, std::int64_t cols, const float* x,
+                              float* y) const override {
+        cpu_naive::softmax_forward(rows, cols, x, y);
+    }
+    void softmax_backward_impl(std::int64_t rows, std::int64_t cols, const float* y,
+                               const float* dy, float* dx) const override {
+        cpu_naive::softmax_backward(rows, cols, y, dy, dx);
+    }
+    float mse_loss_impl(std::int64_t n, const float* prediction, const float* target,
+                        float* grad) const override {
+        return cpu_naive::mse_loss(n, prediction, target, grad);
+    }
+    LossResult softmax_cross_entropy_impl(std::int64_t rows, std::int64_t classes,
+                                          const float* logits, const float* labels,
+                                          float* grad) const override {
+        LossResult result;
+        result.loss = cpu_naive::softmax_cross_entropy(rows, classes, logits, labels, grad,
+                                                       result.first_bad_label);
+        return result;
+    }
+    // One thread, one order: both Reduction modes are the same loop.
+    float sum_impl(std::int64_t n, const float* x, Reduction) const override {
+        return cpu_naive::sum(n, x);
+    }
+    void dense_forward_impl(const DenseShape& s, const float* X, const float* W, const float* b,
+                            float* Y) const override {
+        cpu_naive::dense_forward(s, X, W, b, Y);
     }
 };
 

@@ -7,10 +7,10 @@ namespace triptych::gpu_naive {
 namespace {
 
 class GpuNaive final : public gpu::GpuBackend {
-public:
+  public:
     std::string name() const override { return "gpu_naive"; }
 
-protected:
+  protected:
     void gemm_impl(const GemmShape& s, const float* A, const float* B, float* C) const override {
         gpu_naive::gemm(s, A, B, C);
     }
@@ -21,6 +21,53 @@ protected:
                             float* dx) const override {
         gpu_naive::relu_backward(n, x, dy, dx);
     }
+    void bias_add_impl(std::int64_t rows, std::int64_t cols, const float* x, const float* bias,
+                       float* y) const override {
+        gpu_naive::bias_add(rows, cols, x, bias, y);
+    }
+    void bias_backward_impl(std::int64_t rows, std::int64_t cols, const float* dy,
+                            float* dbias) const override {
+        gpu_naive::bias_backward(rows, cols, dy, dbias);
+    }
+    void sigmoid_forward_impl(std::int64_t n, const float* x, float* y) const override {
+        gpu_naive::sigmoid_forward(n, x, y);
+    }
+    void sigmoid_backward_impl(std::int64_t n, const float* y, const float* dy,
+                               float* dx) const override {
+        gpu_naive::sigmoid_backward(n, y, dy, dx);
+    }
+    void tanh_forward_impl(std::int64_t n, const float* x, float* y) const override {
+        gpu_naive::tanh_forward(n, x, y);
+    }
+    void tanh_backward_impl(std::int64_t n, const float* y, const float* dy,
+                            float* dx) const override {
+        gpu_naive::tanh_backward(n, y, dy, dx);
+    }
+    void softmax_forward_impl(std::int64_t rows, std::int64_t cols, const float* x,
+                              float* y) const override {
+        gpu_naive::softmax_forward(rows, cols, x, y);
+    }
+    void softmax_backward_impl(std::int64_t rows, std::int64_t cols, const float* y,
+                               const float* dy, float* dx) const override {
+        gpu_naive::softmax_backward(rows, cols, y, dy, dx);
+    }
+    float mse_loss_impl(std::int64_t n, const float* prediction, const float* target,
+                        float* grad) const override {
+        return gpu_naive::mse_loss(n, prediction, target, grad);
+    }
+    LossResult softmax_cross_entropy_impl(std::int64_t rows, std::int64_t classes,
+                                          const float* logits, const float* labels,
+                                          float* grad) const override {
+        LossResult result;
+        result.loss = gpu_naive::softmax_cross_entropy(rows, classes, logits, labels, grad,
+                                                       result.first_bad_label);
+        return result;
+    }
+    float sum_impl(std::int64_t n, const float* x, Reduction mode) const override {
+        return gpu_naive::sum(n, x, mode);
+    }
+    // dense_forward_impl is not overridden: the Backend's default runs gemm, bias_add and the
+    // activation as three launches (see ops.hpp).
 };
 
 [[maybe_unused]] const bool registered = register_backend(

@@ -1,6 +1,9 @@
-// gpu_naive: the first, direct CUDA port. One thread per output element, global memory only,
-// consecutive threads on consecutive addresses (coalesced) where that costs nothing.
-// Host launchers, one op per .cu file (gemm.cu, relu.cu); every pointer is device memory.
+// gpu_naive: the first, direct CUDA port. One thread per output element (per row for softmax and
+// cross-entropy, per column for bias_backward), global memory only, consecutive threads on
+// consecutive addresses (coalesced) where that costs nothing.
+// Host launchers, one op per .cu file; every pointer is device memory.
+// dense_forward has no kernel of its own here: gpu_naive runs the Backend's unfused default
+// (gemm, bias_add, activation as three launches); gpu_tiled fuses them (gpu/tiled/gemm.cu).
 #pragma once
 
 #include <cstdint>
@@ -9,8 +12,34 @@
 
 namespace triptych::gpu_naive {
 
+// gemm.cu
 void gemm(const GemmShape& s, const float* A, const float* B, float* C);
+
+// relu.cu, sigmoid.cu, tanh.cu: elementwise over n floats; y may be x.
 void relu_forward(std::int64_t n, const float* x, float* y);
 void relu_backward(std::int64_t n, const float* x, const float* dy, float* dx);
+void sigmoid_forward(std::int64_t n, const float* x, float* y);
+void sigmoid_backward(std::int64_t n, const float* y, const float* dy, float* dx);
+void tanh_forward(std::int64_t n, const float* x, float* y);
+void tanh_backward(std::int64_t n, const float* y, const float* dy, float* dx);
+
+// bias.cu: x, y, dy are (rows, cols); bias, dbias are (cols); y may be x.
+void bias_add(std::int64_t rows, std::int64_t cols, const float* x, const float* bias, float* y);
+void bias_backward(std::int64_t rows, std::int64_t cols, const float* dy, float* dbias);
+
+// softmax.cu: row-wise over (rows, cols).
+void softmax_forward(std::int64_t rows, std::int64_t cols, const float* x, float* y);
+void softmax_backward(std::int64_t rows, std::int64_t cols, const float* y, const float* dy,
+                      float* dx);
+
+// reduce.cu: the sum of n floats, returned to the host.
+float sum(std::int64_t n, const float* x, Reduction mode);
+
+// losses.cu: the mean loss, returned to the host; the gradient written to grad. Both reduce in
+// Reduction::deterministic mode. softmax_cross_entropy sets first_bad_label to the first row whose
+// label is not a class index in [0, classes), or -1.
+float mse_loss(std::int64_t n, const float* prediction, const float* target, float* grad);
+float softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const float* logits,
+                            const float* labels, float* grad, std::int64_t& first_bad_label);
 
 }  // namespace triptych::gpu_naive

@@ -1,16 +1,16 @@
 // gpu_tiled: see ops.hpp in this folder. Memory comes from GpuBackend; each op calls its launcher.
 #include "common/registry.hpp"
-#include "gpu/tiled/ops.hpp"
 #include "gpu/runtime/gpu_backend.hpp"
+#include "gpu/tiled/ops.hpp"
 
 namespace triptych::gpu_tiled {
 namespace {
 
 class GpuTiled final : public gpu::GpuBackend {
-public:
+  public:
     std::string name() const override { return "gpu_tiled"; }
 
-protected:
+  protected:
     void gemm_impl(const GemmShape& s, const float* A, const float* B, float* C) const override {
         gpu_tiled::gemm(s, A, B, C);
     }
@@ -20,6 +20,56 @@ protected:
     void relu_backward_impl(std::int64_t n, const float* x, const float* dy,
                             float* dx) const override {
         gpu_tiled::relu_backward(n, x, dy, dx);
+    }
+    void bias_add_impl(std::int64_t rows, std::int64_t cols, const float* x, const float* bias,
+                       float* y) const override {
+        gpu_tiled::bias_add(rows, cols, x, bias, y);
+    }
+    void bias_backward_impl(std::int64_t rows, std::int64_t cols, const float* dy,
+                            float* dbias) const override {
+        gpu_tiled::bias_backward(rows, cols, dy, dbias);
+    }
+    void sigmoid_forward_impl(std::int64_t n, const float* x, float* y) const override {
+        gpu_tiled::sigmoid_forward(n, x, y);
+    }
+    void sigmoid_backward_impl(std::int64_t n, const float* y, const float* dy,
+                               float* dx) const override {
+        gpu_tiled::sigmoid_backward(n, y, dy, dx);
+    }
+    void tanh_forward_impl(std::int64_t n, const float* x, float* y) const override {
+        gpu_tiled::tanh_forward(n, x, y);
+    }
+    void tanh_backward_impl(std::int64_t n, const float* y, const float* dy,
+                            float* dx) const override {
+        gpu_tiled::tanh_backward(n, y, dy, dx);
+    }
+    void softmax_forward_impl(std::int64_t rows, std::int64_t cols, const float* x,
+                              float* y) const override {
+        gpu_tiled::softmax_forward(rows, cols, x, y);
+    }
+    void softmax_backward_impl(std::int64_t rows, std::int64_t cols, const float* y,
+                               const float* dy, float* dx) const override {
+        gpu_tiled::softmax_backward(rows, cols, y, dy, dx);
+    }
+    float mse_loss_impl(std::int64_t n, const float* prediction, const float* target,
+                        float* grad) const override {
+        return gpu_tiled::mse_loss(n, prediction, target, grad);
+    }
+    LossResult softmax_cross_entropy_impl(std::int64_t rows, std::int64_t classes,
+                                          const float* logits, const float* labels,
+                                          float* grad) const override {
+        LossResult result;
+        result.loss = gpu_tiled::softmax_cross_entropy(rows, classes, logits, labels, grad,
+                                                       result.first_bad_label);
+        return result;
+    }
+    float sum_impl(std::int64_t n, const float* x, Reduction mode) const override {
+        return gpu_tiled::sum(n, x, mode);
+    }
+    // Fused: GEMM, bias and activation in one kernel (gemm.cu).
+    void dense_forward_impl(const DenseShape& s, const float* X, const float* W, const float* b,
+                            float* Y) const override {
+        gpu_tiled::dense_forward(s, X, W, b, Y);
     }
 };
 

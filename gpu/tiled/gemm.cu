@@ -9,6 +9,12 @@
 //            compute a 128 x 128 tile of C, each thread an 8 x 8 block of it held in registers;
 //            float4 loads, and the next tiles of A and B are fetched from global memory while the
 //            current ones are multiplied. Host launcher gemm(), the gpu_tiled variant.
+// fused dense forward (lesson 07): the version 3 kernel with another epilogue. Y = act(X W^T + b)
+//            is the GEMM with B = W transposed; instead of storing X W^T and running bias_add and
+//            the activation over Y twice more, each thread adds the bias and applies the activation
+//            to its 8 x 8 block in registers before the one store. Host launcher dense_forward().
+//            Measured on an H200, 4096 x 1024 -> 1024 with ReLU: 221 us fused, 250 us as three
+//            kernels.
 //
 // Every version handles any M, N, K >= 1 (tiles past the edge of a matrix read zeros and skip
 // their stores), all four transpositions, and beta == 0 without reading C.
@@ -19,11 +25,11 @@
 
 #include "common/math.hpp"
 #include "gpu/runtime/device.hpp"
+#include "gpu/tiled/elementwise.hpp"
 #include "gpu/tiled/ops.hpp"
 
 namespace triptych::gpu_tiled {
 namespace {
-
 
 // ---- version 2: shared-memory tiles ------------------------------------------------------------
 
@@ -175,38 +181,72 @@ __device__ void multiply_tiles(const float (*As)[BM + pad], const float (*Bs)[BN
     }
 }
 
-// C[r, c..c+3] = alpha * acc[0..3] + beta * C[r, c..c+3], skipping columns past N. C is read only
-// when beta != 0. float4 under the same condition as the loads (see load4).
-__device__ void update_c4(float* C, std::int64_t N, std::int64_t r, std::int64_t c,
-                          const float* acc, float alpha, float beta, bool vector_ok) {
-    float* row = C + r * N;
-    if (vector_ok && c + 3 < N) {
-        float4 out = make_float4(alpha * acc[0], alpha * acc[1], alpha * acc[2], alpha * acc[3]);
-        if (beta != 0.0f) {
-            const float4 old = *reinterpret_cast<const float4*>(row + c);
-            out.x += beta * old.x;
-            out.y += beta * old.y;
-            out.z += beta * old.z;
-            out.w += beta * old.w;
+// ---- epilogues: what happens to a finished value before its one store to C -------------------
+//
+// The kernel hands each 4-wide piece of its C tile, acc[0..3] for C[r, c..c+3], to an epilogue,
+// which writes it (skipping columns past N), with one float4 store when `vector_ok` (C 16-byte
+// aligned and N a multiple of 4; c is always a multiple of 4, see load4). The epilogue is a
+// template parameter of the kernel, so each one compiles into it with no runtime branch.
+
+// The plain GEMM: C = alpha * acc + beta * C. C is read only when beta != 0.
+struct ScaleEpilogue {
+    float alpha, beta;
+
+    __device__ void store4(float* C, std::int64_t N, std::int64_t r, std::int64_t c,
+                           const float* acc, bool vector_ok) const {
+        float* row = C + r * N;
+        if (vector_ok && c + 3 < N) {
+            float4 out =
+                make_float4(alpha * acc[0], alpha * acc[1], alpha * acc[2], alpha * acc[3]);
+            if (beta != 0.0f) {
+                const float4 old = *reinterpret_cast<const float4*>(row + c);
+                out.x += beta * old.x;
+                out.y += beta * old.y;
+                out.z += beta * old.z;
+                out.w += beta * old.w;
+            }
+            *reinterpret_cast<float4*>(row + c) = out;
+            return;
         }
-        *reinterpret_cast<float4*>(row + c) = out;
-        return;
+        for (int j = 0; j < 4 && c + j < N; ++j)
+            row[c + j] = alpha * acc[j] + (beta == 0.0f ? 0.0f : beta * row[c + j]);
     }
-    for (int j = 0; j < 4 && c + j < N; ++j)
-        row[c + j] = alpha * acc[j] + (beta == 0.0f ? 0.0f : beta * row[c + j]);
-}
+};
+
+// A dense layer's forward pass (lesson 07): C = act(acc + bias[col]), alpha = 1, beta = 0. Fused
+// here, the bias and the activation cost no memory traffic beyond the bias itself (N floats, in
+// cache); as separate kernels, bias_add and the activation each read and write all of C again.
+template <Activation activation>
+struct BiasActivationEpilogue {
+    const float* bias;  // (N)
+
+    __device__ float value(float acc, std::int64_t col) const {
+        return activate<activation>(acc + __ldg(bias + col));
+    }
+    __device__ void store4(float* C, std::int64_t N, std::int64_t r, std::int64_t c,
+                           const float* acc, bool vector_ok) const {
+        float* row = C + r * N;
+        if (vector_ok && c + 3 < N) {
+            *reinterpret_cast<float4*>(row + c) = make_float4(
+                value(acc[0], c), value(acc[1], c + 1), value(acc[2], c + 2), value(acc[3], c + 3));
+            return;
+        }
+        for (int j = 0; j < 4 && c + j < N; ++j) row[c + j] = value(acc[j], c + j);
+    }
+};
 
 // Block: 256 threads; grid: (N / BN, M / BM) tiles, rounded up, y capped at gpu::max_grid_rows. The
 // transpositions are template parameters, so each of the four cases compiles to its own
-// branch-free loader. vector_a, vector_b, vector_c: whether A, B, C allow float4 access (load4).
+// branch-free loader; so is the epilogue (ScaleEpilogue for gemm, BiasActivationEpilogue for
+// dense_forward). vector_a, vector_b, vector_c: whether A, B, C allow float4 access (load4).
 // __launch_bounds__(256, 2) holds the compiler to 128 registers per thread (64 of them the
 // accumulators; ptxas reports no spills), so that two blocks fit on an SM and one can compute
 // while the other waits at its barrier.
-template <int BM, int BN, int BK, bool trans_a, bool trans_b>
+template <int BM, int BN, int BK, bool trans_a, bool trans_b, typename Epilogue>
 __global__ void __launch_bounds__(tiled_threads, 2)
-    gemm_tiled_kernel(std::int64_t M, std::int64_t N, std::int64_t K, float alpha,
-                      const float* __restrict__ A, const float* __restrict__ B, float beta,
-                      float* __restrict__ C, bool vector_a, bool vector_b, bool vector_c) {
+    gemm_tiled_kernel(std::int64_t M, std::int64_t N, std::int64_t K, const float* __restrict__ A,
+                      const float* __restrict__ B, float* __restrict__ C, Epilogue epilogue,
+                      bool vector_a, bool vector_b, bool vector_c) {
     constexpr int TM = BM / threads_per_side, TN = BN / threads_per_side;
     static_assert(TM % 4 == 0 && TN % 4 == 0, "register blocks are made of float4 groups");
     // Two stages of each tile: while the block multiplies one, the next is written to the other.
@@ -254,16 +294,18 @@ __global__ void __launch_bounds__(tiled_threads, 2)
             if (row >= M) continue;
 #pragma unroll
             for (int g = 0; g < TN / 4; ++g)
-                update_c4(C, N, row, col0 + g * group_stride + tx * 4, &acc[m][4 * g], alpha, beta,
-                          vector_c);
+                epilogue.store4(C, N, row, col0 + g * group_stride + tx * 4, &acc[m][4 * g],
+                                vector_c);
         }
     }
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+bool aligned16(const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
 
-template <int BM, int BN, int BK>
-void launch_tiled(const GemmShape& s, const float* A, const float* B, float* C) {
+template <int BM, int BN, int BK, bool trans_a, bool trans_b, typename Epilogue>
+void launch_tiled(const GemmShape& s, const float* A, const float* B, float* C, Epilogue epilogue) {
     const dim3 grid(unsigned(ceil_div<std::int64_t>(s.N, BN)),
                     unsigned(std::min(ceil_div<std::int64_t>(s.M, BM), gpu::max_grid_rows)));
     // float4 access needs a 16-byte-aligned base (cudaMalloc gives 256 bytes, but a caller may
@@ -271,20 +313,43 @@ void launch_tiled(const GemmShape& s, const float* A, const float* B, float* C) 
     const bool vector_a = aligned16(A) && (s.trans_a ? s.M : s.K) % 4 == 0;
     const bool vector_b = aligned16(B) && (s.trans_b ? s.K : s.N) % 4 == 0;
     const bool vector_c = aligned16(C) && s.N % 4 == 0;
-    auto run = [&](auto kernel) {
-        gpu::launch(kernel, grid, dim3(tiled_threads), 0, s.M, s.N, s.K, s.alpha, A, B, s.beta, C,
-                    vector_a, vector_b, vector_c);
-    };
-    if (!s.trans_a && !s.trans_b) run(gemm_tiled_kernel<BM, BN, BK, false, false>);
-    if (!s.trans_a && s.trans_b) run(gemm_tiled_kernel<BM, BN, BK, false, true>);
-    if (s.trans_a && !s.trans_b) run(gemm_tiled_kernel<BM, BN, BK, true, false>);
-    if (s.trans_a && s.trans_b) run(gemm_tiled_kernel<BM, BN, BK, true, true>);
+    gpu::launch(gemm_tiled_kernel<BM, BN, BK, trans_a, trans_b, Epilogue>, grid,
+                dim3(tiled_threads), 0, s.M, s.N, s.K, A, B, C, epilogue, vector_a, vector_b,
+                vector_c);
 }
 
 // Streaming multiprocessors of device 0 (OpenMP threads in the simulator), asked once.
 int multiprocessors() {
     static const int count = gpu::info().multiprocessors;
     return count;
+}
+
+// 128 x 128 tiles give the most reuse per load (8 x 8 per thread) but few blocks: when they would
+// leave SMs idle, 64 x 64 tiles (4 x 4 per thread, BK = 16 so that each thread still loads one
+// float4 of A and one of B per step) give four times as many blocks.
+bool big_tiles_fill_gpu(const GemmShape& s) {
+    return ceil_div<std::int64_t>(s.M, 128) * ceil_div<std::int64_t>(s.N, 128) >= multiprocessors();
+}
+
+template <int BM, int BN, int BK>
+void launch_gemm(const GemmShape& s, const float* A, const float* B, float* C) {
+    const ScaleEpilogue scale{s.alpha, s.beta};
+    if (!s.trans_a && !s.trans_b) launch_tiled<BM, BN, BK, false, false>(s, A, B, C, scale);
+    if (!s.trans_a && s.trans_b) launch_tiled<BM, BN, BK, false, true>(s, A, B, C, scale);
+    if (s.trans_a && !s.trans_b) launch_tiled<BM, BN, BK, true, false>(s, A, B, C, scale);
+    if (s.trans_a && s.trans_b) launch_tiled<BM, BN, BK, true, true>(s, A, B, C, scale);
+}
+
+// Y = act(X * W^T + b): the GEMM of DenseShape::gemm() (A = X untransposed, B = W transposed,
+// alpha 1, beta 0) with the bias + activation epilogue.
+template <Activation activation>
+void launch_dense(const DenseShape& d, const float* X, const float* W, const float* b, float* Y) {
+    const GemmShape s = d.gemm();
+    const BiasActivationEpilogue<activation> epilogue{b};
+    if (big_tiles_fill_gpu(s))
+        launch_tiled<128, 128, 8, false, true>(s, X, W, Y, epilogue);
+    else
+        launch_tiled<64, 64, 16, false, true>(s, X, W, Y, epilogue);
 }
 
 }  // namespace
@@ -297,15 +362,23 @@ void gemm_shared_tiles(const GemmShape& s, const float* A, const float* B, float
 }
 
 void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
-    // 128 x 128 tiles give the most reuse per load (8 x 8 per thread) but few blocks: when they
-    // would leave SMs idle, 64 x 64 tiles (4 x 4 per thread, BK = 16 so that each thread still
-    // loads one float4 of A and one of B per step) give four times as many blocks.
-    const std::int64_t big_tiles =
-        ceil_div<std::int64_t>(s.M, 128) * ceil_div<std::int64_t>(s.N, 128);
-    if (big_tiles >= multiprocessors())
-        launch_tiled<128, 128, 8>(s, A, B, C);
+    if (big_tiles_fill_gpu(s))
+        launch_gemm<128, 128, 8>(s, A, B, C);
     else
-        launch_tiled<64, 64, 16>(s, A, B, C);
+        launch_gemm<64, 64, 16>(s, A, B, C);
+}
+
+void dense_forward(const DenseShape& d, const float* X, const float* W, const float* b, float* Y) {
+    switch (d.activation) {
+        case Activation::none:
+            return launch_dense<Activation::none>(d, X, W, b, Y);
+        case Activation::relu:
+            return launch_dense<Activation::relu>(d, X, W, b, Y);
+        case Activation::sigmoid:
+            return launch_dense<Activation::sigmoid>(d, X, W, b, Y);
+        case Activation::tanh:
+            return launch_dense<Activation::tanh>(d, X, W, b, Y);
+    }
 }
 
 }  // namespace triptych::gpu_tiled

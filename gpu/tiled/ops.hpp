@@ -1,6 +1,8 @@
 // gpu_tiled: the optimised hand-written kernels. GEMM stages tiles of A and B in shared memory and
-// gives each thread an 8x8 block of C in registers; ReLU, which has no data to reuse, uses float4
-// loads and a grid-stride loop instead (see each .cu file for why).
+// gives each thread an 8x8 block of C in registers; the fused dense forward is that GEMM with bias
+// and activation applied before the store. Elementwise ops, which have no data to reuse, use
+// float4 loads and a grid-stride loop instead (elementwise.hpp); reductions use shared-memory trees
+// and warp shuffles (block_reduce.hpp). See each .cu file for why.
 // Host launchers, one op per .cu file; every pointer is device memory.
 #pragma once
 
@@ -10,12 +12,39 @@
 
 namespace triptych::gpu_tiled {
 
-// Version 3 of lesson 03's GEMM (2D block tiling); the gpu_tiled variant.
+// gemm.cu. Version 3 of lesson 03's GEMM (2D block tiling); the gpu_tiled variant.
 void gemm(const GemmShape& s, const float* A, const float* B, float* C);
 // Version 2 (32 x 32 shared-memory tiles), kept so that lesson 03 and the benchmarks can show
 // the gain of each step: naive (gpu_naive::gemm), shared tiles, then 2D block tiling.
 void gemm_shared_tiles(const GemmShape& s, const float* A, const float* B, float* C);
+// Y = act(X * W^T + b) in one kernel: version 3 with a bias + activation epilogue.
+void dense_forward(const DenseShape& s, const float* X, const float* W, const float* b, float* Y);
+
+// relu.cu, sigmoid.cu, tanh.cu: elementwise over n floats; y may be x.
 void relu_forward(std::int64_t n, const float* x, float* y);
 void relu_backward(std::int64_t n, const float* x, const float* dy, float* dx);
+void sigmoid_forward(std::int64_t n, const float* x, float* y);
+void sigmoid_backward(std::int64_t n, const float* y, const float* dy, float* dx);
+void tanh_forward(std::int64_t n, const float* x, float* y);
+void tanh_backward(std::int64_t n, const float* y, const float* dy, float* dx);
+
+// bias.cu: x, y, dy are (rows, cols); bias, dbias are (cols); y may be x.
+void bias_add(std::int64_t rows, std::int64_t cols, const float* x, const float* bias, float* y);
+void bias_backward(std::int64_t rows, std::int64_t cols, const float* dy, float* dbias);
+
+// softmax.cu: row-wise over (rows, cols).
+void softmax_forward(std::int64_t rows, std::int64_t cols, const float* x, float* y);
+void softmax_backward(std::int64_t rows, std::int64_t cols, const float* y, const float* dy,
+                      float* dx);
+
+// reduce.cu: the sum of n floats, returned to the host.
+float sum(std::int64_t n, const float* x, Reduction mode);
+
+// losses.cu: the mean loss, returned to the host; the gradient written to grad. Both reduce in
+// Reduction::deterministic mode. softmax_cross_entropy sets first_bad_label to the first row whose
+// label is not a class index in [0, classes), or -1.
+float mse_loss(std::int64_t n, const float* prediction, const float* target, float* grad);
+float softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const float* logits,
+                            const float* labels, float* grad, std::int64_t& first_bad_label);
 
 }  // namespace triptych::gpu_tiled

@@ -31,5 +31,15 @@ def cell(table, row_label, column):
     raise KeyError(f"no row '{row_label}' in table with columns {list(table[0]) if table else []}")
 
 
+def cell_where(table, column, **where):
+    """The cell under `column` in the one row whose cells match `where` (header: text), for tables
+    whose rows are told apart by more than their first cell (op and size, variant and shape)."""
+    found = [row for row in table if all(row.get(k) == v for k, v in where.items())]
+    if len(found) != 1:
+        raise KeyError(f"{len(found)} rows match {where} in table with columns "
+                       f"{list(table[0]) if table else []}")
+    return found[0][column]
+
+
 def column(table, name):
     return [row[name] for row in table]

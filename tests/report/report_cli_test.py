@@ -13,14 +13,23 @@ import sys
 import tempfile
 import unittest
 
-from markdown_tables import cell, column, tables
+from markdown_tables import cell, cell_where, column, tables
 
 TRIPTYCH = BENCH = FLAVOR = None  # set from the command line
 SECTIONS = ["## Machine", "## GEMM throughput (GFLOP/s)", "## GEMM speedup over cpu_naive",
             "## GEMM speedup over cpu_eigen_omp", "## GPU kernels as % of gpu_vendor (cuBLAS)",
             "## cpu_eigen_omp as % of OpenBLAS", "## ReLU bandwidth (GB/s) against copy bandwidth",
+            "## Memory-bound ops: GB/s", "## Memory-bound ops: % of copy bandwidth",
+            "## sum: deterministic against fast",
+            "## What fusion buys: dense_forward fused against unfused",
             "## Host↔device transfers", "## Charts"]
-CHARTS = ["gemm_gflops.png", "gemm_speedup.png", "relu_bandwidth.png"]
+CHARTS = ["gemm_gflops.png", "gemm_speedup.png", "relu_bandwidth.png", "memory_bandwidth.png"]
+# The memory-bound ops of the report's tables (bench/report.py MEMORY_BOUND), every one of which
+# both CPU variants implement.
+MEMORY_BOUND = ["relu_forward", "relu_backward", "sigmoid_forward", "sigmoid_backward",
+                "tanh_forward", "tanh_backward", "bias_add", "bias_backward", "softmax_forward",
+                "softmax_backward", "mse_loss", "softmax_cross_entropy", "sum_deterministic",
+                "sum_fast"]
 
 
 def triptych(*args):
@@ -68,13 +77,39 @@ class QuickReport(unittest.TestCase):
 
     def test_cpu_figures_are_measured_numbers(self):
         gflops = self.tables["GEMM throughput (GFLOP/s)"]
-        self.assertEqual(column(gflops, "N (M=N=K)"), ["64", "128", "256"])
+        # --quick: the CPU runs N = 64, 128, 256 (a GPU goes on to 512)
+        self.assertEqual(column(gflops, "N (M=N=K)")[:3], ["64", "128", "256"])
         for variant in ("cpu_naive", "cpu_eigen_omp", "openblas"):
-            for value in column(gflops, variant):
-                self.assertGreater(float(value), 0, variant)
+            for size in ("64", "128", "256"):
+                self.assertGreater(float(cell(gflops, size, variant)), 0, variant)
         ratio = cell(self.tables["cpu_eigen_omp as % of OpenBLAS"], "256",
                      "cpu_eigen_omp / openblas")
         self.assertGreater(float(ratio.rstrip("%")), 0)
+
+    def test_every_memory_bound_op_is_measured_against_the_copy_on_both_cpu_variants(self):
+        percent = self.tables["Memory-bound ops: % of copy bandwidth"]
+        self.assertEqual(list(dict.fromkeys(column(percent, "op"))), MEMORY_BOUND)
+        for row in percent:
+            for variant in ("cpu_naive", "cpu_eigen_omp"):
+                self.assertGreater(float(row[variant].rstrip("%")), 0, (row["op"], row["size"]))
+        softmax_sizes = [row["size"] for row in percent if row["op"] == "softmax_forward"]
+        self.assertEqual(softmax_sizes, ["16384x10 (640 KiB)", "256x1000 (1000 KiB)",
+                                         "4x100000 (1.53 MiB)"])
+
+    def test_fusion_and_sum_tables_hold_measured_numbers(self):
+        fusion = self.tables["What fusion buys: dense_forward fused against unfused"]
+        for variant in ("cpu_naive", "cpu_eigen_omp"):
+            where = {"variant": variant, "shape": "64x784->256 relu"}
+            self.assertGreater(float(cell_where(fusion, "fusion speedup", **where).rstrip("×")), 0)
+            self.assertGreater(float(cell_where(fusion, "fused GFLOP/s", **where)), 0)
+            self.assertEqual(cell_where(fusion, "bytes not moved", **where), "256 KiB")
+        sums = self.tables["sum: deterministic against fast"]
+        self.assertGreater(float(cell_where(sums, "fast GB/s", variant="cpu_eigen_omp",
+                                            floats="65536 (256 KiB)")), 0)
+
+    def test_no_row_failed_for_an_op_its_variant_lacks(self):
+        # A variant that throws Unsupported gets no row, rather than a row that can only fail.
+        self.assertNotIn("does not implement", self.md)
 
     def test_raw_results_hold_medians_of_three_repetitions(self):
         with open(os.path.join(self.out, "benchmarks.json")) as f:
@@ -122,6 +157,12 @@ class BenchCommand(unittest.TestCase):
         self.assertIn("gemm/cpu_naive/512x512x512/real_time", listing)
         self.assertNotIn("gemm/cpu_naive/1024x1024x1024/real_time", listing)
         self.assertIn("gemm/openblas/2048x2048x2048/real_time", listing)
+        self.assertIn("dense_forward/cpu_naive/64x784->256_relu/real_time", listing)
+        self.assertNotIn("dense_forward/cpu_naive/256x1024->1024_relu/real_time", listing)
+        self.assertIn("dense_forward_unfused/cpu_eigen_omp/256x1024->1024_relu/real_time", listing)
+        # Every memory-bound row has a copy of its own size: 4096x1000 is 4096000 floats.
+        self.assertIn("softmax_forward/cpu_eigen_omp/4096x1000/real_time", listing)
+        self.assertIn("copy/host/4096000/real_time", listing)
         if FLAVOR == "sim":
             self.assertFalse([n for n in listing if "gpu_" in n])
             with_sim = subprocess.run([BENCH, "--benchmark_list_tests=true",

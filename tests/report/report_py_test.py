@@ -1,6 +1,7 @@
 """bench/report.py on synthetic Google Benchmark JSON with known figures: the speedups and
-percentages it prints, "no GPU" in every GPU column without a GPU, simulator rows kept out of GPU
-columns, medians rather than means, and refusal of bad input without touching an existing report.
+percentages it prints (GEMM, % of copy bandwidth of the memory-bound ops, sum's two modes, what
+fusion buys), "no GPU" in every GPU column without a GPU, simulator rows kept out of GPU columns,
+medians rather than means, and refusal of bad input without touching an existing report.
 
     python3 report_py_test.py --report-py bench/report.py
 """
@@ -12,7 +13,7 @@ import sys
 import tempfile
 import unittest
 
-from markdown_tables import cell, column, tables
+from markdown_tables import cell, cell_where, column, tables
 
 REPORT_PY = None  # set from the command line
 
@@ -32,9 +33,37 @@ def aggregate(run_name, kind, seconds, **counters):
             "cpu_time": seconds * 1e6, "time_unit": "us", **counters}
 
 
-def stream_row(op, variant, n, gbs):
-    return [aggregate(f"{op}/{variant}/{n}/real_time", "median", 8 * n / (gbs * 1e9),
+def stream_row(op, variant, size, gbs):
+    """A memory-bound row at `gbs` GB/s; `size` is n floats or 'ROWSxCOLS'."""
+    rows, _, cols = str(size).partition("x")
+    n = int(rows) * int(cols or 1)
+    return [aggregate(f"{op}/{variant}/{size}/real_time", "median", 8 * n / (gbs * 1e9),
                       bytes=gbs * 1e9)]
+
+
+def dense_row(op, variant, batch, inputs, outputs, ms):
+    """dense_forward or dense_forward_unfused taking `ms` per call, with its GFLOP/s counter."""
+    name = f"{op}/{variant}/{batch}x{inputs}->{outputs}_relu/real_time"
+    return [aggregate(name, "median", ms / 1e3, flops=2 * batch * inputs * outputs / (ms / 1e3))]
+
+
+def new_ops_cpu():
+    """The memory-bound ops, sum and the dense layer on the CPU, against copy/host rows of 20 GB/s
+    (1M floats) and 10 GB/s (4096x1000)."""
+    n = 1048576
+    rows = stream_row("copy", "host", n, 20) + stream_row("copy", "host", 4096000, 10)
+    rows += stream_row("sigmoid_forward", "cpu_naive", n, 5)       # 25% of the copy
+    rows += stream_row("sigmoid_forward", "cpu_eigen_omp", n, 15)  # 75%
+    rows += stream_row("softmax_forward", "cpu_eigen_omp", "4096x1000", 8)  # 80%
+    rows += stream_row("bias_add", "cpu_naive", "256x4096", 30)  # 150%; cpu_eigen_omp: not run
+    rows += stream_row("sum_deterministic", "cpu_eigen_omp", n, 10)
+    rows += stream_row("sum_fast", "cpu_eigen_omp", n, 25)  # 2.5 times the deterministic mode
+    # Y is 1024x1024: 16 MiB not moved, 0.839 ms at 20 GB/s; 2*1024^3 flops in 10 and 12.5 ms.
+    rows += dense_row("dense_forward", "cpu_eigen_omp", 1024, 1024, 1024, 10)
+    rows += dense_row("dense_forward_unfused", "cpu_eigen_omp", 1024, 1024, 1024, 12.5)
+    rows += dense_row("dense_forward", "cpu_naive", 64, 784, 256, 20)
+    rows += dense_row("dense_forward_unfused", "cpu_naive", 64, 784, 256, 20)
+    return rows
 
 
 def iteration(run_name, seconds, **counters):
@@ -60,6 +89,7 @@ def cpu_benchmarks():
         rows += gemm_rows("cpu_eigen_omp", n, eigen) + gemm_rows("openblas", n, blas)
     rows += stream_row("relu_forward", "cpu_naive", 65536, 10)
     rows += stream_row("copy", "host", 65536, 20)
+    rows += new_ops_cpu()
     # No aggregates for this one: the report takes the median of the three iterations (16).
     name = "relu_forward/cpu_eigen_omp/65536/real_time"
     rows += [iteration(name, 1.0, bytes=v) for v in (15e9, 16e9, 100e9)]
@@ -73,6 +103,8 @@ def simulator_run():
     """A sim build run with --include-simulator: gpu_tiled's rows are CPU timings of the simulator
     and fast enough to be mistaken for a GPU if they leaked into a GPU column."""
     rows = cpu_benchmarks() + gemm_rows("gpu_tiled_on_simulator", 64, 777)
+    rows += stream_row("softmax_forward", "gpu_tiled_on_simulator", "16x256", 999)
+    rows += dense_row("dense_forward", "gpu_tiled_on_simulator", 32, 128, 64, 888)
     return {"context": context("cpu_naive=cpu,cpu_eigen_omp=cpu,gpu_naive=simulator,"
                                "gpu_tiled=simulator"), "benchmarks": rows}
 
@@ -87,6 +119,14 @@ def gpu_run():
     for kind, gbs in (("h2d_pinned", 10), ("d2h_pinned", 20), ("h2d_pageable", 5),
                       ("d2h_pageable", 5)):
         rows += stream_row("copy", kind, 262144, gbs)
+    # gpu_vendor (cuBLAS) has none of these ops: no rows, so no column and no fusion row.
+    rows += stream_row("copy", "device", 1048576, 2000)
+    rows += stream_row("sigmoid_forward", "gpu_tiled", 1048576, 1500)  # 75% of the device copy
+    rows += stream_row("sum_deterministic", "gpu_tiled", 1048576, 500)
+    rows += stream_row("sum_fast", "gpu_tiled", 1048576, 1000)
+    # Y is 1024x4096: 64 MiB not moved, 0.0336 ms at the nearest device copy (1M floats, 2 TB/s).
+    rows += dense_row("dense_forward", "gpu_tiled", 1024, 4096, 4096, 0.5)
+    rows += dense_row("dense_forward_unfused", "gpu_tiled", 1024, 4096, 4096, 0.6)
     variants = "cpu_naive=cpu,cpu_eigen_omp=cpu,gpu_naive=gpu,gpu_tiled=gpu,gpu_vendor=gpu"
     return {"context": context(variants, gpu="NVIDIA H200", triptych_gpu_sms="132",
                                triptych_gpu_memory_gib="139.8"), "benchmarks": rows}
@@ -182,7 +222,9 @@ class WithoutGpu(OneReport):
         self.assertIn("no GPU (simulator build): transfers", self.md)
 
     def test_simulator_rows_stay_out_of_gpu_columns_and_charts(self):
-        self.assertNotIn("777", self.md.split("## Simulator rows")[0])
+        before_simulator_section = self.md.split("## Simulator rows")[0]
+        for figure in ("777", "999", "888"):
+            self.assertNotIn(figure, before_simulator_section)
         self.assertNotIn("gpu_tiled_on_simulator", self.tables["GEMM throughput (GFLOP/s)"][0])
         sim = self.tables["Simulator rows (CPU timings, not GPU timings)"]
         self.assertEqual(cell(sim, "gemm", "variant"), "gpu_tiled_on_simulator")
@@ -194,6 +236,60 @@ class WithoutGpu(OneReport):
         self.assertEqual(cell(relu, "65536 (256 KiB)", "cpu_eigen_omp"), "16.0 (80%)")
         self.assertEqual(cell(relu, "65536 (256 KiB)", "copy/host"), "20.0")
 
+    def test_memory_bound_ops_are_shown_as_a_percentage_of_the_copy_of_the_same_size(self):
+        percent = self.tables["Memory-bound ops: % of copy bandwidth"]
+        one_m = "1048576 (4 MiB)"
+        self.assertEqual(cell_where(percent, "cpu_naive", op="sigmoid_forward", size=one_m), "25%")
+        self.assertEqual(cell_where(percent, "cpu_eigen_omp", op="sigmoid_forward", size=one_m),
+                         "75%")
+        # 4096x1000 is compared with copy/host/4096000 (10 GB/s), not with the 1M-float copy.
+        self.assertEqual(cell_where(percent, "cpu_eigen_omp", op="softmax_forward",
+                                    size="4096x1000 (15.6 MiB)"), "80%")
+        self.assertEqual(cell_where(percent, "cpu_naive", op="bias_add",
+                                    size="256x4096 (4 MiB)"), "150%")
+        self.assertEqual(cell_where(percent, "cpu_eigen_omp", op="bias_add",
+                                    size="256x4096 (4 MiB)"), "—")  # not run
+        self.assertEqual(cell_where(percent, "cpu_eigen_omp", op="sum_fast", size=one_m), "125%")
+        for gpu_column in ("gpu_naive", "gpu_tiled"):
+            self.assertEqual(set(column(percent, gpu_column)), {"no GPU"})
+
+    def test_memory_bound_gbs_sit_next_to_the_copy_columns(self):
+        gbs = self.tables["Memory-bound ops: GB/s"]
+        where = {"op": "sigmoid_forward", "size": "1048576 (4 MiB)"}
+        self.assertEqual(cell_where(gbs, "cpu_eigen_omp", **where), "15.0")
+        self.assertEqual(cell_where(gbs, "bytes per call", **where), "8n")
+        self.assertEqual(cell_where(gbs, "copy/host", **where), "20.0")
+        self.assertEqual(cell_where(gbs, "copy/device", **where), "no GPU")
+        self.assertEqual(cell_where(gbs, "copy/host", op="softmax_forward",
+                                    size="4096x1000 (15.6 MiB)"), "10.0")
+
+    def test_sum_modes_side_by_side(self):
+        table = self.tables["sum: deterministic against fast"]
+        where = {"variant": "cpu_eigen_omp", "floats": "1048576 (4 MiB)"}
+        self.assertEqual(cell_where(table, "deterministic GB/s", **where), "10.0")
+        self.assertEqual(cell_where(table, "fast GB/s", **where), "25.0")
+        self.assertEqual(cell_where(table, "fast / deterministic", **where), "2.50×")
+        self.assertEqual(cell_where(table, "fast GB/s", variant="gpu_tiled"), "no GPU")
+
+    def test_what_fusion_buys(self):
+        table = self.tables["What fusion buys: dense_forward fused against unfused"]
+        where = {"variant": "cpu_eigen_omp", "shape": "1024x1024->1024 relu"}
+        self.assertEqual(cell_where(table, "fused ms", **where), "10")
+        self.assertEqual(cell_where(table, "unfused ms", **where), "12.5")
+        self.assertEqual(cell_where(table, "fused GFLOP/s", **where), "215")  # 2*1024^3 / 10 ms
+        self.assertEqual(cell_where(table, "unfused GFLOP/s", **where), "172")
+        self.assertEqual(cell_where(table, "time saved ms (%)", **where), "2.5 (20%)")
+        self.assertEqual(cell_where(table, "fusion speedup", **where), "1.25×")
+        # The unfused path writes Y and reads it back twice: 16 bytes per element of Y, which
+        # take 0.839 ms at the 20 GB/s of copy/host/1048576 (Y's size).
+        self.assertEqual(cell_where(table, "bytes not moved", **where), "16 MiB")
+        self.assertEqual(cell_where(table, "at copy bandwidth ms", **where), "0.839")
+        naive = {"variant": "cpu_naive", "shape": "64x784->256 relu"}
+        self.assertEqual(cell_where(table, "fusion speedup", **naive), "1.00×")
+        for gpu_variant in ("gpu_naive", "gpu_tiled"):
+            self.assertEqual(set(cell_where(table, c, variant=gpu_variant)
+                                 for c in table[0] if c != "variant"), {"no GPU"})
+
     def test_failed_rows_are_listed_not_dropped(self):
         failed = self.tables["Rows that did not run"]
         self.assertEqual(cell(failed, "gemm/cpu_naive/2048x2048x2048/real_time", "why"),
@@ -203,7 +299,8 @@ class WithoutGpu(OneReport):
         machine = self.tables["Machine"]
         self.assertEqual(cell(machine, "GPU", "value"), "no GPU (simulator build)")
         self.assertEqual(cell(machine, "host", "value"), "testhost")
-        for png in ("gemm_gflops.png", "gemm_speedup.png", "relu_bandwidth.png"):
+        for png in ("gemm_gflops.png", "gemm_speedup.png", "relu_bandwidth.png",
+                    "memory_bandwidth.png"):
             with open(os.path.join(self.out, png), "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", png)
             self.assertIn(f"]({png})", self.md)
@@ -230,6 +327,33 @@ class WithGpu(OneReport):
     def test_gpu_relu_is_compared_with_a_device_copy(self):
         relu = self.tables["relu_forward"]
         self.assertEqual(cell(relu, "65536 (256 KiB)", "gpu_tiled"), "1000 (50%)")
+
+    def test_gpu_memory_bound_ops_are_compared_with_a_device_copy(self):
+        percent = self.tables["Memory-bound ops: % of copy bandwidth"]
+        where = {"op": "sigmoid_forward", "size": "1048576 (4 MiB)"}
+        self.assertEqual(cell_where(percent, "gpu_tiled", **where), "75%")
+        self.assertEqual(cell_where(percent, "cpu_eigen_omp", **where), "75%")
+        self.assertEqual(cell_where(self.tables["Memory-bound ops: GB/s"], "copy/device", **where),
+                         "2000")
+
+    def test_a_variant_without_the_ops_gets_no_column_and_no_row(self):
+        # gpu_vendor (cuBLAS) throws Unsupported for them, so triptych_bench wrote no rows.
+        self.assertNotIn("gpu_vendor", self.tables["Memory-bound ops: % of copy bandwidth"][0])
+        self.assertNotIn("gpu_vendor", self.tables["Memory-bound ops: GB/s"][0])
+        fusion = self.tables["What fusion buys: dense_forward fused against unfused"]
+        self.assertNotIn("gpu_vendor", column(fusion, "variant"))
+        self.assertNotIn("gpu_vendor", column(self.tables["sum: deterministic against fast"],
+                                              "variant"))
+
+    def test_gpu_sum_and_fusion(self):
+        sums = self.tables["sum: deterministic against fast"]
+        self.assertEqual(cell_where(sums, "fast / deterministic", variant="gpu_tiled"), "2.00×")
+        fusion = self.tables["What fusion buys: dense_forward fused against unfused"]
+        where = {"variant": "gpu_tiled", "shape": "1024x4096->4096 relu"}
+        self.assertEqual(cell_where(fusion, "fusion speedup", **where), "1.20×")
+        self.assertEqual(cell_where(fusion, "time saved ms (%)", **where), "0.1 (17%)")
+        self.assertEqual(cell_where(fusion, "bytes not moved", **where), "64 MiB")
+        self.assertEqual(cell_where(fusion, "at copy bandwidth ms", **where), "0.0336")
 
     def test_transfer_cost_of_a_gemm(self):
         # N=64: A and B up (8192 floats at 10 GB/s), C down (4096 at 20 GB/s) = 4.096 us,

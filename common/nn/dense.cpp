@@ -1,0 +1,99 @@
+#include "common/nn/dense.hpp"
+
+#include <cmath>
+#include <vector>
+
+#include "common/random.hpp"
+
+namespace triptych::nn {
+
+Dense::Dense(const Backend& backend, std::int64_t in, std::int64_t out, Activation activation,
+             std::uint64_t seed)
+    : Layer(backend), in_(in), out_(out), activation_(activation) {
+    DenseShape{1, in, out, activation}.validate();
+    const double limit = activation == Activation::relu ? std::sqrt(6.0 / double(in))
+                                                        : std::sqrt(6.0 / double(in + out));
+    std::vector<float> weights(static_cast<std::size_t>(in * out));
+    Rng rng(seed);
+    rng.uniform(weights, float(-limit), float(limit));
+    W_ = Parameter{"dense.W", backend.upload(Shape{out, in}, weights), backend.allocate(Shape{out, in})};
+    const std::vector<float> zeros(static_cast<std::size_t>(out), 0.0f);
+    b_ = Parameter{"dense.b", backend.upload(Shape{out}, zeros), backend.allocate(Shape{out})};
+}
+
+std::string Dense::name() const {
+    return "dense " + std::to_string(in_) + "->" + std::to_string(out_) +
+           (activation_ == Activation::none ? "" : " " + to_string(activation_));
+}
+
+const Tensor& Dense::forward(const Tensor& x) {
+    x_ = x;
+    ensure(y_, Shape{x.shape()[0], out_});
+    backend().dense_forward(x, W_.value, b_.value, activation_, y_);
+    return y_;
+}
+
+const Tensor& Dense::backward(const Tensor& dy) {
+    const std::int64_t batch = x_.shape()[0];
+    // dz = dy * act'(z); with no activation dz is dy itself.
+    const Tensor* dz = &dy;
+    if (activation_ != Activation::none) {
+        // z is not kept: ReLU's derivative is read from y (y > 0 exactly where z > 0).
+        activation_backward(backend(), activation_, y_, y_, dy, ensure(dz_, dy.shape()));
+        dz = &dz_;
+    }
+    // dW = dz^T x: (out, batch) x (batch, in).
+    backend().gemm(GemmShape{out_, in_, batch, true, false, 1.0f, 0.0f}, *dz, x_, W_.grad);
+    backend().bias_backward(*dz, b_.grad);
+    // dx = dz W: (batch, out) x (out, in).
+    backend().gemm(GemmShape{batch, in_, out_, false, false, 1.0f, 0.0f}, *dz, W_.value,
+                   ensure(dx_, x_.shape()));
+    return dx_;
+}
+
+ActivationLayer::ActivationLayer(const Backend& backend, Activation activation)
+    : Layer(backend), activation_(activation) {}
+
+const Tensor& ActivationLayer::forward(const Tensor& x) {
+    x_ = x;
+    ensure(y_, x.shape());
+    switch (activation_) {
+        case Activation::none:
+            y_ = x;
+            break;
+        case Activation::relu:
+            backend().relu_forward(x, y_);
+            break;
+        case Activation::sigmoid:
+            backend().sigmoid_forward(x, y_);
+            break;
+        case Activation::tanh:
+            backend().tanh_forward(x, y_);
+            break;
+    }
+    return y_;
+}
+
+const Tensor& ActivationLayer::backward(const Tensor& dy) {
+    activation_backward(backend(), activation_, x_, y_, dy, ensure(dx_, dy.shape()));
+    return activation_ == Activation::none ? dy : dx_;
+}
+
+void activation_backward(const Backend& backend, Activation activation, const Tensor& x,
+                         const Tensor& y, const Tensor& dy, Tensor& dx) {
+    switch (activation) {
+        case Activation::none:
+            break;
+        case Activation::relu:
+            backend.relu_backward(x, dy, dx);
+            break;
+        case Activation::sigmoid:
+            backend.sigmoid_backward(y, dy, dx);
+            break;
+        case Activation::tanh:
+            backend.tanh_backward(y, dy, dx);
+            break;
+    }
+}
+
+}  // namespace triptych::nn

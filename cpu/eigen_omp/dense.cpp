@@ -1,0 +1,65 @@
+// cpu_eigen_omp dense forward, fused: Y = act(X * W^T + b) (see DenseShape).
+//
+// The unfused path (Backend::dense_forward_unfused) runs three ops: the GEMM writes Y, bias_add
+// reads and writes all of Y, the activation reads and writes all of Y again. Once Y is larger than
+// the caches, each of those extra passes costs a full trip to memory. Here:
+//
+//   1. one GEMM, X * W^T, into Y, on every thread (Eigen, over OpenBLAS's sgemm: see gemm.cpp);
+//   2. one OpenMP loop over slices of rows; each thread walks its slice in blocks of about 8 KB
+//      (`block_floats`) and, on each block, adds the bias and applies the activation back to
+//      back, so the second touch finds the block in L1: Y crosses the memory bus once after the
+//      GEMM instead of twice.
+//
+// Measured on one thread (2-core machine, best of 20), 256x784->512 with sigmoid: 1.94 ms fused,
+// 2.08 ms unfused. The GEMM's 205 MFLOP dominate; fusion saves the two extra passes over Y's
+// 512 KB, and more where the GEMM is cheap next to Y (small `in`).
+//
+// Why not run the GEMM itself per row block inside that loop, so that the epilogue meets blocks
+// the GEMM has just written? OpenBLAS's sgemm (the pthreads build Debian ships) runs its own
+// thread pool inside every call; calling it from OpenMP threads would put two pools on the same
+// cores. gpu_tiled fuses all the way: its GEMM's epilogue applies bias and activation to the
+// registers before the one store.
+#include "cpu/eigen_omp/ops.hpp"
+#include "cpu/eigen_omp/parallel.hpp"
+
+namespace triptych::cpu_eigen_omp {
+namespace {
+
+// The floats of Y one epilogue block holds: a fraction of L1, so bias and activation meet it there.
+constexpr std::int64_t block_floats = 2048;
+
+// y = act(y + b) on `rows` rows of `cols`, in place. bias_add and the activations, called here
+// from inside a parallel region, run on the calling thread (parallel.hpp).
+void bias_and_activation(Activation activation, std::int64_t rows, std::int64_t cols,
+                         const float* b, float* y) {
+    bias_add(rows, cols, y, b, y);
+    const std::int64_t n = rows * cols;
+    switch (activation) {
+        case Activation::none:
+            break;
+        case Activation::relu:
+            relu_forward(n, y, y);
+            break;
+        case Activation::sigmoid:
+            sigmoid_forward(n, y, y);
+            break;
+        case Activation::tanh:
+            tanh_forward(n, y, y);
+            break;
+    }
+}
+
+}  // namespace
+
+void dense_forward(const DenseShape& s, const float* X, const float* W, const float* b, float* Y) {
+    gemm(s.gemm(), X, W, Y);  // Y = X * W^T, (batch, out)
+    const std::int64_t rows_per_block = std::max<std::int64_t>(1, block_floats / s.out);
+    for_each_slice(s.batch, s.out, [&](std::int64_t begin, std::int64_t count) {
+        for (std::int64_t row = begin; row < begin + count; row += rows_per_block) {
+            const std::int64_t rows = std::min(rows_per_block, begin + count - row);
+            bias_and_activation(s.activation, rows, s.out, b, Y + row * s.out);
+        }
+    });
+}
+
+}  // namespace triptych::cpu_eigen_omp

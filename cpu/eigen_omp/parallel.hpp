@@ -1,0 +1,67 @@
+// How cpu_eigen_omp shares work among its OpenMP threads, in two patterns:
+//
+//   for_each_slice       one contiguous slice of the items per thread (elementwise ops: items are
+//                        elements; row-wise ops: items are rows). Eigen vectorises each slice.
+//   sum_in_fixed_chunks  a parallel sum whose bits do not depend on the number of threads: the
+//                        items are cut into chunks whose size depends only on the problem, each
+//                        chunk's partial sum lands in its own slot, and the slots are added in
+//                        chunk order. Any thread may compute any chunk; the result is the same.
+//
+// Both run on the calling thread alone when the work is small (waking the team costs a few
+// microseconds, more than a small op) or when they are called from inside a parallel region
+// (dense_forward's epilogue runs bias_add and the activations on each thread's own block).
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "common/math.hpp"
+
+namespace triptych::cpu_eigen_omp {
+
+// Below this many floats touched, one thread is faster than waking the others.
+constexpr std::int64_t parallel_threshold = 1 << 16;
+
+// The floats summed into one partial sum of sum_in_fixed_chunks: 16 KiB, well inside L1.
+constexpr std::int64_t reduction_chunk = 1 << 12;
+
+inline bool worth_threads(std::int64_t floats_touched) {
+    return floats_touched >= parallel_threshold && !omp_in_parallel();
+}
+
+// Runs body(begin, count) over `items` items of `item_size` floats each, split into one
+// contiguous slice of items per OpenMP thread.
+template <typename Body>
+void for_each_slice(std::int64_t items, std::int64_t item_size, Body body) {
+#pragma omp parallel if (worth_threads(items * item_size))
+    {
+        const std::int64_t threads = omp_get_num_threads();
+        const std::int64_t t = omp_get_thread_num();
+        const std::int64_t begin = items * t / threads;
+        const std::int64_t end = items * (t + 1) / threads;
+        if (end > begin) body(begin, end - begin);
+    }
+}
+
+// Returns the sum over chunks of partial_sum(begin, count), a double, for `items` items of
+// `item_size` floats each. A chunk holds max(1, reduction_chunk / item_size) items: fixed by the
+// problem, never by the thread count, so the result has the same bits on every run.
+template <typename PartialSum>
+double sum_in_fixed_chunks(std::int64_t items, std::int64_t item_size, PartialSum partial_sum) {
+    const std::int64_t chunk = std::max<std::int64_t>(1, reduction_chunk / item_size);
+    const std::int64_t chunks = ceil_div(items, chunk);
+    std::vector<double> partials(static_cast<std::size_t>(chunks));
+#pragma omp parallel for schedule(static) if (worth_threads(items * item_size))
+    for (std::int64_t c = 0; c < chunks; ++c) {
+        const std::int64_t begin = c * chunk;
+        partials[static_cast<std::size_t>(c)] = partial_sum(begin, std::min(chunk, items - begin));
+    }
+    double total = 0.0;
+    for (double partial : partials) total += partial;  // chunk order, whoever computed them
+    return total;
+}
+
+}  // namespace triptych::cpu_eigen_omp

@@ -1,0 +1,77 @@
+// gpu_naive sum (and mean, which is sum / n): the total of n floats, returned to the host.
+//
+// version 1 (gpu/tiled/reduce.cu is version 2), by mode:
+//   fast: sum_atomic_kernel, one thread per element, each atomicAdd-ing its element to one total.
+//     The most direct port, and the slowest: n atomics on a single address, which the GPU
+//     serialises, in an order that changes from run to run (so do the last bits of the result).
+//     Measured on an H200: 118 ms for 2^26 floats (2.3 GB/s). And one float total that grows
+//     term by term stops growing at 2^24, where adding a value below 1 rounds to no change: the
+//     sum of 2^26 values in [0, 1) came out as 16777216 instead of about 33554000.
+//   deterministic: two launches, global memory only.
+//     sum_strided_kernel: thread t of T (T = 8192, fewer for small n) adds x[t], x[t + T],
+//       x[t + 2T], ... in that order (each step, a warp reads 32 consecutive floats) and writes
+//       partials[t];
+//     sum_in_order_kernel: a single thread adds partials[0], partials[1], ... in index order.
+//     The grid depends on n only, so the same x gives the same bits on every run and every GPU.
+//     The losses (losses.cu) use this mode.
+// The result travels to the host through a small device buffer (the partials and the total),
+// allocated per call. Version 2 replaces the serial and atomic steps with tree reductions in
+// shared memory and warp shuffles.
+#include "gpu/runtime/cuda.hpp"
+
+#include <algorithm>
+
+#include "gpu/naive/elementwise.hpp"
+#include "gpu/naive/ops.hpp"
+#include "gpu/runtime/device.hpp"
+
+namespace triptych::gpu_naive {
+namespace {
+
+// 32 blocks of 256 threads: T = 8192 partial sums, few enough for one thread to add them in about
+// 0.25 ms on an H200, enough threads for many loads in flight (2^26 floats in 1.2 ms, 220 GB/s).
+constexpr std::int64_t max_partials = 32 * elementwise_threads;
+
+__global__ void sum_atomic_kernel(std::int64_t n, const float* x, float* total) {
+    const std::int64_t i = element_index();
+    if (i < n) atomicAdd(total, x[i]);
+}
+
+__global__ void sum_strided_kernel(std::int64_t n, const float* x, float* partials) {
+    const std::int64_t t = element_index();
+    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+    float sum = 0.0f;
+    for (std::int64_t i = t; i < n; i += stride) sum += x[i];
+    partials[t] = sum;
+}
+
+__global__ void sum_in_order_kernel(std::int64_t count, const float* partials, float* total) {
+    float sum = 0.0f;
+    for (std::int64_t i = 0; i < count; ++i) sum += partials[i];
+    *total = sum;
+}
+
+}  // namespace
+
+float sum(std::int64_t n, const float* x, Reduction mode) {
+    float result = 0.0f;
+    if (mode == Reduction::fast) {
+        const std::shared_ptr<float> total = gpu::device_allocate(1);
+        gpu::copy_to_device(total.get(), &result, 1);  // the total starts at 0
+        gpu::launch(sum_atomic_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n, x,
+                    total.get());
+        gpu::copy_to_host(&result, total.get(), 1);
+        return result;
+    }
+    const dim3 grid = elementwise_grid(std::min(n, max_partials));
+    const std::int64_t partials = std::int64_t(grid.x) * elementwise_threads;
+    // scratch[0, partials): one partial sum per thread of sum_strided_kernel; then the total.
+    const std::shared_ptr<float> scratch = gpu::device_allocate(partials + 1);
+    float* total = scratch.get() + partials;
+    gpu::launch(sum_strided_kernel, grid, dim3(elementwise_threads), 0, n, x, scratch.get());
+    gpu::launch(sum_in_order_kernel, dim3(1), dim3(1), 0, partials, scratch.get(), total);
+    gpu::copy_to_host(&result, total, 1);
+    return result;
+}
+
+}  // namespace triptych::gpu_naive

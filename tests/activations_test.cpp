@@ -1,0 +1,185 @@
+// Bias, sigmoid, tanh and softmax, forward and backward: every variant against the float64
+// reference (check/crosscheck.hpp, tolerances and their reasons there), and the reference's
+// backward passes against central finite differences of its own forward passes.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "check/crosscheck.hpp"
+#include "common/host_backend.hpp"
+#include "common/random.hpp"
+#include "cpu/naive/bias.hpp"
+#include "cpu/naive/sigmoid.hpp"
+#include "cpu/naive/softmax.hpp"
+#include "cpu/naive/tanh.hpp"
+#include "tests/finite_difference.hpp"
+#include "tests/seed.hpp"
+#include "tests/variants.hpp"
+
+using namespace triptych;
+using Catch::Matchers::Approx;
+using testing::check_default_cases;
+using testing::for_every_variant;
+using testing::numerical_gradient;
+using testing::require_pass;
+
+namespace {
+
+std::vector<double> random_doubles(std::size_t count, Rng& rng, float low = -1, float high = 1) {
+    std::vector<float> values(count);
+    rng.uniform(values, low, high);
+    return {values.begin(), values.end()};
+}
+
+// sum_i dy_i * y_i: the scalar whose gradient with respect to y is dy, so that a backward pass
+// given dy must return the gradient of this loss with respect to its input.
+double weighted_sum(const std::vector<double>& dy, const std::vector<double>& y) {
+    double sum = 0;
+    for (std::size_t i = 0; i < y.size(); ++i) sum += dy[i] * y[i];
+    return sum;
+}
+
+}  // namespace
+
+TEST_CASE("every variant's bias_add and bias_backward match the float64 reference, in place too",
+          "[bias]") {
+    check_default_cases("bias_add");
+    check_default_cases("bias_backward");
+    // A long batch of one column and one row of many columns: the two ways to split the sums.
+    for_every_variant([](const Backend& b) {
+        for (const Shape& s : {Shape{100003, 1}, Shape{1, 100003}, Shape{513, 129}}) {
+            require_pass(check::check_bias_add(b, s, check::Output::in_place, testing::seed()));
+            require_pass(check::check_bias_backward(b, s, testing::seed()));
+        }
+    });
+}
+
+TEST_CASE(
+    "every variant's sigmoid and tanh match the float64 reference, in place too, for any "
+    "length and at saturation",
+    "[activations]") {
+    for (const char* op : {"sigmoid_forward", "sigmoid_backward", "tanh_forward", "tanh_backward"})
+        check_default_cases(op);
+    for_every_variant([](const Backend& b) {
+        for (const Shape& s : {Shape{2}, Shape{3}, Shape{5}, Shape{1000003}}) {
+            require_pass(
+                check::check_sigmoid_forward(b, s, check::Output::separate, testing::seed()));
+            require_pass(check::check_tanh_forward(b, s, check::Output::separate, testing::seed()));
+        }
+    });
+}
+
+TEST_CASE(
+    "every variant's softmax matches the float64 reference and stays finite for logits of "
+    "+-1e4, equal rows, rows of length 1 and rows of 100 000",
+    "[softmax]") {
+    check_default_cases("softmax_forward");
+    check_default_cases("softmax_backward");
+    for_every_variant([](const Backend& b) {
+        // Row lengths around warp and block sizes, batch 1, and a rank-3 tensor (rows = 2 * 3).
+        for (const Shape& s : {Shape{1, 31}, Shape{1, 32}, Shape{1, 33}, Shape{2, 1023},
+                               Shape{1, 1025}, Shape{1, 100000}, Shape{2, 3, 257}})
+            for (check::Logits logits :
+                 {check::Logits::uniform, check::Logits::huge, check::Logits::equal_rows}) {
+                require_pass(check::check_softmax_forward(b, s, logits, testing::seed()));
+                require_pass(check::check_softmax_backward(b, s, logits, testing::seed()));
+            }
+    });
+}
+
+TEST_CASE("the cross-check catches a softmax that forgets to subtract the row max", "[softmax]") {
+    // Right for small logits; e^(1e4) = inf turns the +-1e4 rows into NaN.
+    struct NoMaxSubtraction : HostBackend {
+        std::string name() const override { return "no_max_subtraction"; }
+        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
+        std::string device() const override { return "test"; }
+
+    protected:
+        void softmax_forward_impl(std::int64_t rows, std::int64_t cols, const float* x,
+                                  float* y) const override {
+            for (std::int64_t i = 0; i < rows; ++i) {
+                float sum = 0;
+                for (std::int64_t j = 0; j < cols; ++j) {
+                    y[i * cols + j] = std::exp(x[i * cols + j]);
+                    sum += y[i * cols + j];
+                }
+                for (std::int64_t j = 0; j < cols; ++j) y[i * cols + j] /= sum;
+            }
+        }
+    } broken;
+    const Shape s{4, 10};
+    CHECK(check::check_softmax_forward(broken, s, check::Logits::uniform, testing::seed())
+              .comparison.passed);
+    CHECK_FALSE(check::check_softmax_forward(broken, s, check::Logits::huge, testing::seed())
+                    .comparison.passed);
+}
+
+TEST_CASE("the reference's bias_backward is the derivative of bias_add (finite differences)",
+          "[bias][gradient]") {
+    Rng rng(testing::seed());
+    const std::int64_t rows = 4, cols = 7;
+    const std::vector<double> x = random_doubles(rows * cols, rng),
+                              dy = random_doubles(rows * cols, rng);
+    const std::vector<double> bias = random_doubles(cols, rng);
+    // L(bias) = sum_ij dy[i, j] * (x[i, j] + bias[j])
+    const auto loss = [&](const std::vector<double>& b) {
+        std::vector<double> y(x.size());
+        cpu_naive::bias_add<double>(rows, cols, x.data(), b.data(), y.data());
+        return weighted_sum(dy, y);
+    };
+    std::vector<double> dbias(cols);
+    cpu_naive::bias_backward<double>(rows, cols, dy.data(), dbias.data());
+    CHECK_THAT(dbias, Approx(numerical_gradient(loss, bias)).epsilon(1e-7).margin(1e-9));
+}
+
+TEST_CASE(
+    "the reference's sigmoid and tanh backward passes are the derivatives of their forward "
+    "passes (finite differences)",
+    "[activations][gradient]") {
+    Rng rng(testing::seed());
+    const std::int64_t n = 23;
+    const std::vector<double> x = random_doubles(n, rng, -6, 6), dy = random_doubles(n, rng);
+    using Forward = void (*)(std::int64_t, const double*, double*);
+    using Backward = void (*)(std::int64_t, const double*, const double*, double*);
+    const struct {
+        const char* name;
+        Forward forward;
+        Backward backward;
+    } activations[] = {
+        {"sigmoid", cpu_naive::sigmoid_forward<double>, cpu_naive::sigmoid_backward<double>},
+        {"tanh", cpu_naive::tanh_forward<double>, cpu_naive::tanh_backward<double>},
+    };
+    for (const auto& a : activations) {
+        INFO(a.name);
+        const auto loss = [&](const std::vector<double>& input) {
+            std::vector<double> y(input.size());
+            a.forward(n, input.data(), y.data());
+            return weighted_sum(dy, y);
+        };
+        std::vector<double> y(n), dx(n);
+        a.forward(n, x.data(), y.data());
+        a.backward(n, y.data(), dy.data(), dx.data());  // from the output, as the Backend takes it
+        CHECK_THAT(dx, Approx(numerical_gradient(loss, x)).epsilon(1e-7).margin(1e-9));
+    }
+}
+
+TEST_CASE("the reference's softmax backward is the derivative of its forward (finite differences)",
+          "[softmax][gradient]") {
+    Rng rng(testing::seed());
+    for (const std::int64_t cols : {1, 2, 9}) {
+        const std::int64_t rows = 3;
+        INFO("cols " << cols);
+        const std::vector<double> x = random_doubles(rows * cols, rng, -3, 3);
+        const std::vector<double> dy = random_doubles(rows * cols, rng);
+        const auto loss = [&](const std::vector<double>& input) {
+            std::vector<double> y(input.size());
+            cpu_naive::softmax_forward<double>(rows, cols, input.data(), y.data());
+            return weighted_sum(dy, y);
+        };
+        std::vector<double> y(x.size()), dx(x.size());
+        cpu_naive::softmax_forward<double>(rows, cols, x.data(), y.data());
+        cpu_naive::softmax_backward<double>(rows, cols, y.data(), dy.data(), dx.data());
+        CHECK_THAT(dx, Approx(numerical_gradient(loss, x)).epsilon(1e-7).margin(1e-9));
+    }
+}

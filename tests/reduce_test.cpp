@@ -1,0 +1,91 @@
+// sum and mean in both Reduction modes against the float64 reference, and what the deterministic
+// mode promises: the same bits on every run, and on cpu_eigen_omp for any number of threads (as
+// for the losses, which sum in that mode).
+#include <omp.h>
+
+#include <bit>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <vector>
+
+#include "check/crosscheck.hpp"
+#include "common/random.hpp"
+#include "common/registry.hpp"
+#include "tests/seed.hpp"
+#include "tests/variants.hpp"
+
+using namespace triptych;
+using testing::check_default_cases;
+using testing::for_every_variant;
+using testing::require_pass;
+
+TEST_CASE(
+    "every variant's sum and mean match the float64 reference in both modes, exactly for "
+    "summands every order adds exactly",
+    "[reduce]") {
+    check_default_cases("sum");
+    check_default_cases("mean");
+    for_every_variant([](const Backend& b) {
+        // Around the sizes of warps, blocks and chunks.
+        for (const Shape& s : {Shape{2}, Shape{31}, Shape{32}, Shape{33}, Shape{1023}, Shape{1025},
+                               Shape{4095}, Shape{4097}, Shape{65537}, Shape{3, 5, 7, 11}})
+            for (Reduction mode : {Reduction::deterministic, Reduction::fast}) {
+                require_pass(
+                    check::check_sum(b, s, mode, check::Summands::dyadic, testing::seed()));
+                require_pass(
+                    check::check_mean(b, s, mode, check::Summands::uniform, testing::seed()));
+            }
+    });
+}
+
+TEST_CASE("every variant's deterministic sum returns identical bits on repeated runs", "[reduce]") {
+    for_every_variant([](const Backend& b) {
+        for (const Shape& s : {Shape{1000}, Shape{65537}, Shape{1000, 1001}})
+            require_pass(check::check_sum_repeatable(b, s, 10, testing::seed()));
+    });
+}
+
+namespace {
+
+// Calls `reduce` once per OpenMP thread count and returns the bits of each result.
+template <typename Reduce>
+std::vector<std::uint32_t> bits_for_thread_counts(Reduce reduce) {
+    const int saved = omp_get_max_threads();
+    std::vector<std::uint32_t> bits;
+    for (int threads : {1, 2, 3, 4, 7}) {
+        omp_set_num_threads(threads);
+        bits.push_back(std::bit_cast<std::uint32_t>(reduce()));
+    }
+    omp_set_num_threads(saved);
+    return bits;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "cpu_eigen_omp's deterministic sum and its losses give the same bits for any number of "
+    "OpenMP threads",
+    "[reduce][losses]") {
+    const Backend& b = backend("cpu_eigen_omp");
+    Rng rng(testing::seed());
+    // Large enough that every thread gets chunks (parallel.hpp's threshold is 2^16 floats).
+    const std::int64_t rows = 300, cols = 1001;
+    std::vector<float> x(rows * cols), target(rows * cols), labels(rows);
+    rng.uniform(x, -3, 3);
+    rng.uniform(target);
+    for (float& label : labels) label = float(rng.next() % cols);
+    const Tensor X = b.upload(Shape{rows, cols}, x);
+    const Tensor T = b.upload(Shape{rows, cols}, target);
+    const Tensor L = b.upload(Shape{rows}, labels);
+    Tensor grad = b.allocate(Shape{rows, cols});
+
+    const auto all_equal = [](const std::vector<std::uint32_t>& bits) {
+        for (std::uint32_t b : bits)
+            if (b != bits.front()) return false;
+        return true;
+    };
+    CHECK(all_equal(bits_for_thread_counts([&] { return b.sum(X, Reduction::deterministic); })));
+    CHECK(all_equal(bits_for_thread_counts([&] { return b.mean(X, Reduction::deterministic); })));
+    CHECK(all_equal(bits_for_thread_counts([&] { return b.mse_loss(X, T, grad); })));
+    CHECK(all_equal(bits_for_thread_counts([&] { return b.softmax_cross_entropy(X, L, grad); })));
+}
