@@ -188,14 +188,6 @@ std::string describe(const Shape& shape, Output output) {
     return describe(shape, output == Output::in_place ? "in place" : "");
 }
 
-// A tensor of any rank seen as (rows, cols): cols is its last dimension, as in Backend.
-std::int64_t columns(const Shape& shape) {
-    return shape.rank() == 0 ? 1 : shape[shape.rank() - 1];
-}
-std::int64_t rows(const Shape& shape) {
-    return shape.elements() / columns(shape);
-}
-
 // For sigmoid and tanh: uniform in [-12, 12) (both saturate within it), with every 11th element
 // one of the values where a careless formula breaks: 0, +-20 (saturated), +-100 (e^100 overflows
 // float, so e^-x in the sigmoid is +inf) and +-1e4.
@@ -264,13 +256,13 @@ CaseResult check_bias_add(const Backend& backend, const Shape& shape, Output out
                           std::uint64_t seed) {
     Rng rng(seed);
     const std::vector<float> x = random_values(shape.elements(), rng);
-    const std::vector<float> bias = random_values(columns(shape), rng);
+    const std::vector<float> bias = random_values(shape.columns(), rng);
     std::vector<double> ref(x.size());
-    cpu_naive::bias_add<double>(rows(shape), columns(shape), widen(x).data(), widen(bias).data(),
+    cpu_naive::bias_add<double>(shape.rows(), shape.columns(), widen(x).data(), widen(bias).data(),
                                 ref.data());
 
     Tensor X = backend.upload(shape, x);
-    const Tensor B = backend.upload(Shape{columns(shape)}, bias);
+    const Tensor B = backend.upload(Shape{shape.columns()}, bias);
     Tensor Y = output == Output::in_place ? X : backend.allocate(shape);
     CaseResult r = result_for(backend, "bias_add", describe(shape, output));
     r.seconds = timed(backend, [&] { backend.bias_add(X, B, Y); });
@@ -285,17 +277,17 @@ CaseResult check_bias_add(const Backend& backend, const Shape& shape, Output out
 CaseResult check_bias_backward(const Backend& backend, const Shape& shape, std::uint64_t seed) {
     Rng rng(seed);
     const std::vector<float> dy = random_values(shape.elements(), rng);
-    const Shape bias_shape{columns(shape)};
-    std::vector<double> ref(static_cast<std::size_t>(columns(shape))), scale(ref.size());
-    cpu_naive::bias_backward<double>(rows(shape), columns(shape), widen(dy).data(), ref.data());
-    cpu_naive::bias_backward<double>(rows(shape), columns(shape), absolute(widen(dy)).data(),
+    const Shape bias_shape{shape.columns()};
+    std::vector<double> ref(static_cast<std::size_t>(shape.columns())), scale(ref.size());
+    cpu_naive::bias_backward<double>(shape.rows(), shape.columns(), widen(dy).data(), ref.data());
+    cpu_naive::bias_backward<double>(shape.rows(), shape.columns(), absolute(widen(dy)).data(),
                                      scale.data());
 
     const Tensor dY = backend.upload(shape, dy);
     Tensor dB = backend.allocate(bias_shape);
     CaseResult r = result_for(backend, "bias_backward", shape.str());
     r.seconds = timed(backend, [&] { backend.bias_backward(dY, dB); });
-    const double rtol = 2.0 * double(rows(shape) + 1) * unit_roundoff;
+    const double rtol = 2.0 * double(shape.rows() + 1) * unit_roundoff;
     r.tolerance = format("%.2g * sum|dy|", rtol);
     r.comparison = compare(backend.download(dB), ref, Tolerance{rtol, 0.0}, scale);
     return r;
@@ -406,7 +398,7 @@ std::vector<double> softmax_error_scale(std::int64_t rows, std::int64_t cols,
 CaseResult check_softmax_forward(const Backend& backend, const Shape& shape, Logits logits,
                                  std::uint64_t seed) {
     Rng rng(seed);
-    const std::int64_t R = rows(shape), C = columns(shape);
+    const std::int64_t R = shape.rows(), C = shape.columns();
     const std::vector<float> x = make_logits(R, C, logits, rng);
     const std::vector<double> wide_x = widen(x);
     std::vector<double> ref(x.size());
@@ -430,7 +422,7 @@ CaseResult check_softmax_forward(const Backend& backend, const Shape& shape, Log
 CaseResult check_softmax_backward(const Backend& backend, const Shape& shape, Logits logits,
                                   std::uint64_t seed) {
     Rng rng(seed);
-    const std::int64_t R = rows(shape), C = columns(shape);
+    const std::int64_t R = shape.rows(), C = shape.columns();
     std::vector<double> softmax(static_cast<std::size_t>(shape.elements()));
     cpu_naive::softmax_forward<double>(R, C, widen(make_logits(R, C, logits, rng)).data(),
                                        softmax.data());

@@ -69,9 +69,8 @@ void Backend::relu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) const
 }
 
 namespace {
-// A tensor of any rank as (rows, cols): cols is its last dimension.
-std::int64_t columns(const Tensor& t) { return t.shape().rank() == 0 ? 1 : t.shape()[t.shape().rank() - 1]; }
-std::int64_t rows(const Tensor& t) { return t.elements() / columns(t); }
+std::int64_t columns(const Tensor& t) { return t.shape().columns(); }
+std::int64_t rows(const Tensor& t) { return t.shape().rows(); }
 }  // namespace
 
 void Backend::bias_add(const Tensor& x, const Tensor& bias, Tensor& y) const {

@@ -26,6 +26,11 @@ public:
         return count;
     }
 
+    // The shape seen as a matrix (rows, columns), as row-wise ops (bias, softmax) see a tensor:
+    // columns is the last dimension, rows the product of the others.
+    std::int64_t columns() const { return dims_.empty() ? 1 : dims_.back(); }
+    std::int64_t rows() const { return elements() / columns(); }
+
     // "[3, 4]", as error messages print it.
     std::string str() const {
         std::string out = "[";

@@ -22,15 +22,10 @@ using Catch::Matchers::Approx;
 using testing::check_default_cases;
 using testing::for_every_variant;
 using testing::numerical_gradient;
+using testing::random_doubles;
 using testing::require_pass;
 
 namespace {
-
-std::vector<double> random_doubles(std::size_t count, Rng& rng, float low = -1, float high = 1) {
-    std::vector<float> values(count);
-    rng.uniform(values, low, high);
-    return {values.begin(), values.end()};
-}
 
 // sum_i dy_i * y_i: the scalar whose gradient with respect to y is dy, so that a backward pass
 // given dy must return the gradient of this loss with respect to its input.

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "common/random.hpp"
+
 namespace triptych::testing {
 
 // The gradient of the scalar function `loss` at x, one central difference per coordinate.
@@ -23,6 +25,15 @@ std::vector<double> numerical_gradient(Loss loss, std::vector<double> x, double 
         gradient[i] = (above - below) / (2 * h);
     }
     return gradient;
+}
+
+// `count` values uniform in [low, high), drawn as floats (so the float32 variants see exactly the
+// same inputs) and widened to double for the reference and the finite differences.
+inline std::vector<double> random_doubles(std::size_t count, Rng& rng, float low = -1,
+                                          float high = 1) {
+    std::vector<float> values(count);
+    rng.uniform(values, low, high);
+    return {values.begin(), values.end()};
 }
 
 }  // namespace triptych::testing

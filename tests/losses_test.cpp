@@ -20,15 +20,10 @@ using Catch::Matchers::Approx;
 using testing::check_default_cases;
 using testing::for_every_variant;
 using testing::numerical_gradient;
+using testing::random_doubles;
 using testing::require_pass;
 
 namespace {
-
-std::vector<double> random_doubles(std::size_t count, Rng& rng, float low = -1, float high = 1) {
-    std::vector<float> values(count);
-    rng.uniform(values, low, high);
-    return {values.begin(), values.end()};
-}
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 // each pass. Exits 1 if any output is wrong.
 //
 //   lesson_04_dense_layer [SEED]
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -25,6 +26,7 @@ namespace {
 // An MNIST hidden layer: a batch of 64 images of 784 pixels, 256 outputs, ReLU.
 constexpr DenseShape layer_shape{
     .batch = 64, .in = 784, .out = 256, .activation = Activation::relu};
+constexpr int timed_runs = 5;
 static_assert(layer_shape.activation == Activation::relu,
               "evaluate() below writes ReLU's derivative; tests/dense_test.cpp covers the others");
 
@@ -76,19 +78,36 @@ std::vector<double> widen(const std::vector<float>& v, bool absolute = false) {
     return w;
 }
 
-// Runs forward and backward once on the layer; fills `out` and the time of each pass.
-void run_layer(const Backend& b, nn::Dense& layer, const Tensor& X, const Tensor& dY, Outputs& out,
-               double& forward_seconds, double& backward_seconds) {
+// Runs forward and backward once on the layer and fills `out`; returns the time of each pass.
+struct Timing {
+    double forward = 0, backward = 0;
+};
+Timing run_layer(const Backend& b, nn::Dense& layer, const Tensor& X, const Tensor& dY,
+                 Outputs& out) {
+    Timing t;
     Timer forward_timer;
     const Tensor& Y = layer.forward(X);
     b.synchronize();
-    forward_seconds = forward_timer.seconds();
+    t.forward = forward_timer.seconds();
     Timer backward_timer;
     const Tensor& dX = layer.backward(dY);
     b.synchronize();
-    backward_seconds = backward_timer.seconds();
+    t.backward = backward_timer.seconds();
     out = {b.download(Y), b.download(dX), b.download(layer.weights().grad),
            b.download(layer.bias().grad)};
+    return t;
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;  // no timed run: time_text prints "-"
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+bool all_passed(const std::vector<check::CaseResult>& results) {
+    for (const check::CaseResult& r : results)
+        if (!r.comparison.passed) return false;
+    return true;
 }
 
 // Each output is a float32 sum of K terms (Y: in products and the bias; dW, db: batch terms; dX:
@@ -150,7 +169,7 @@ int main(int argc, char** argv) {
 
         std::printf("%-14s %-28s %-9s %11s  %-6s %s\n", "variant", "device", "pass", "time",
                     "output", "vs float64 reference");
-        bool all_passed = true, any_simulated = false;
+        bool passed = true, any_simulated = false;
         for (const std::string& name : backend_names()) {
             const Backend& b = backend(name);
             try {
@@ -166,29 +185,32 @@ int main(int argc, char** argv) {
                 const Tensor X = b.upload(Shape{s.batch, s.in}, in.x);
                 const Tensor dY = b.upload(Shape{s.batch, s.out}, in.dy);
 
-                // Twice, as lessons::run_check does: the first run pays one-time costs; its
-                // results are checked too, and a failure there is the one reported.
+                // A first run pays one-time costs, as in lessons::run_check; its outputs are
+                // checked, and a failure there is the one reported. Then `timed_runs` more: the
+                // times shown are their medians, and the last one's outputs are checked too.
                 Outputs out;
-                double forward_seconds = 0, backward_seconds = 0;
-                run_layer(b, layer, X, dY, out, forward_seconds, backward_seconds);
+                run_layer(b, layer, X, dY, out);
                 std::vector<check::CaseResult> results = compare_outputs(b, s, in, out);
-                bool passed = true;
-                for (const check::CaseResult& r : results) passed = passed && r.comparison.passed;
-                if (passed) {
-                    run_layer(b, layer, X, dY, out, forward_seconds, backward_seconds);
+                std::vector<double> forward, backward;
+                if (all_passed(results)) {
+                    for (int run = 0; run < timed_runs; ++run) {
+                        const Timing t = run_layer(b, layer, X, dY, out);
+                        forward.push_back(t.forward);
+                        backward.push_back(t.backward);
+                    }
                     results = compare_outputs(b, s, in, out);
                 }
                 // Rows Y, dX, dW, db; the forward time on Y's row, the backward time on dX's.
                 const char* passes[] = {"forward", "backward", "", ""};
-                const std::string times[] = {lessons::time_text(forward_seconds, b.device_kind()),
-                                             lessons::time_text(backward_seconds, b.device_kind()),
+                const std::string times[] = {lessons::time_text(median(forward), b.device_kind()),
+                                             lessons::time_text(median(backward), b.device_kind()),
                                              "", ""};
                 for (std::size_t i = 0; i < results.size(); ++i) {
                     std::printf("%-14s %-28s %-9s %11s  %-6s %s\n", i == 0 ? name.c_str() : "",
                                 i == 0 ? b.device().c_str() : "", passes[i], times[i].c_str(),
                                 results[i].op.c_str(), lessons::verdict(results[i]).c_str());
-                    all_passed = all_passed && results[i].comparison.passed;
                 }
+                passed = passed && all_passed(results);
                 any_simulated = any_simulated || b.device_kind() == DeviceKind::Simulator;
             } catch (const Unsupported& e) {  // an op the variant does not have yet
                 std::printf("%-14s %-28s %-9s %11s  %-6s not implemented: %s\n", name.c_str(),
@@ -196,14 +218,16 @@ int main(int argc, char** argv) {
             } catch (const std::exception& e) {  // a rejected launch, a divergent barrier
                 std::printf("%-14s %-28s %-9s %11s  %-6s FAIL  %s\n", name.c_str(),
                             b.device().c_str(), "", "", "", e.what());
-                all_passed = false;
+                passed = false;
             }
         }
         if (any_simulated) lessons::simulator_footnote();
-        std::puts("backward = dZ, dW, db and dX together (four ops), after a warm-up run.");
-        std::puts(all_passed ? "\nall variants match the reference"
-                             : "\nFAILED: some variant does not match the reference");
-        return all_passed ? 0 : 1;
+        std::puts(
+            "time: the median of 5 runs, after a warm-up run; backward = dZ, dW, db and dX\n"
+            "together (four ops).");
+        std::puts(passed ? "\nall variants match the reference"
+                         : "\nFAILED: some variant does not match the reference");
+        return passed ? 0 : 1;
     } catch (const std::exception& error) {
         std::fflush(stdout);
         std::fprintf(stderr, "lesson 04: %s\n", error.what());

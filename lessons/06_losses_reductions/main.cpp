@@ -24,6 +24,7 @@
 
 #include "common/errors.hpp"
 #include "common/registry.hpp"
+#include "cpu/naive/reduce.hpp"
 #include "lessons/lesson.hpp"
 
 using namespace triptych;
@@ -135,19 +136,23 @@ std::string repeat_text(const std::function<float()>& op, int& distinct) {
 }
 
 bool show_determinism(std::uint64_t seed, bool& any_simulated) {
-    // A length that is a multiple of no block or chunk size; values uniform in [-1, 1), whose sum
-    // rounds differently in every order of addition. The loss: a batch of 128 rows of 1000 logits.
+    // A length that is a multiple of no block or chunk size. x: the values check_sum draws from
+    // the seed (uniform in [-1, 1)), whose sum rounds differently in every order of addition, so
+    // that its verdict and the runs below are about the same tensor. The loss: 128 rows of 1000
+    // logits.
     const Shape shape{200003};
     const std::int64_t rows = 128, classes = 1000;
     std::vector<float> x(static_cast<std::size_t>(shape.elements()));
+    Rng(seed).uniform(x);
     std::vector<float> z(static_cast<std::size_t>(rows * classes)), labels(rows);
     Rng rng(seed + 1);
-    rng.uniform(x);
     rng.uniform(z, -10.0f, 10.0f);
     for (float& l : labels) l = float(rng.next() % std::uint64_t(classes));
+    const std::vector<double> wide(x.begin(), x.end());
 
-    std::printf("\nsum of %lld floats; each mode run %d times on the same tensor\n",
-                (long long)shape.elements(), repeats);
+    std::printf("\nsum of %lld floats, exactly %.9f (float64); each mode run %d more times\n",
+                (long long)shape.elements(), cpu_naive::sum<double>(shape.elements(), wide.data()),
+                repeats);
     std::printf("%-14s %-22s %11s  %-40s %s\n", "variant", "mode", "time", "vs float64 reference",
                 "results of the runs");
     bool all_passed = true;
