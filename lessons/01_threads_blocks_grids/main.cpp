@@ -21,7 +21,8 @@ namespace {
 // gpu_naive's bounds check and gpu_tiled's scalar tail both have work to do.
 const Shape shape{999, 1001};
 
-// The launch of gpu/naive/relu.cu: blocks of block_threads = 256, one thread per element.
+// The launch of gpu/naive/relu.cu: blocks of elementwise_threads = 256 (gpu/naive/elementwise.hpp),
+// one thread per element.
 void print_naive_launch(std::int64_t n) {
     constexpr std::int64_t block = 256;
     const std::int64_t grid = ceil_div(n, block);
