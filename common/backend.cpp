@@ -269,4 +269,128 @@ void Backend::relu_backward_impl(std::int64_t, const float*, const float*, float
     unsupported("relu_backward");
 }
 
+// --- convolution and pooling -------------------------------------------------------------------
+
+namespace {
+// The channel count of an NCHW tensor (dimension 1), or -1 if it is not rank 4.
+std::int64_t channels(const Tensor& t) { return t.shape().rank() == 4 ? t.shape()[1] : -1; }
+
+// Input and filters must agree on C; said in those words rather than as a shape mismatch.
+void require_same_channels(const std::string& op, const Tensor& input, const Tensor& filters) {
+    const std::int64_t c_in = channels(input), c_w = channels(filters);
+    if (c_in > 0 && c_w > 0 && c_in != c_w)
+        throw InvalidArgument(op + ": the input has " + std::to_string(c_in) +
+                              " channels but the filters have " + std::to_string(c_w));
+}
+}  // namespace
+
+std::string Backend::conv2d_op(const std::string& pass, const Conv2dShape& s,
+                               ConvAlgorithm algorithm) const {
+    s.validate();
+    const std::string op = pass + " " + s.str() + " " + to_string(algorithm);
+    const std::vector<ConvAlgorithm> have = conv2d_algorithms();
+    for (ConvAlgorithm a : have)
+        if (a == algorithm) return op;
+    if (have.empty()) unsupported(pass);
+    std::string names;
+    for (ConvAlgorithm a : have) names += (names.empty() ? "" : ", ") + to_string(a);
+    throw Unsupported(name() + " has no " + to_string(algorithm) + " algorithm for " + pass +
+                      "; it has: " + names);
+}
+
+void Backend::conv2d_forward(const Conv2dShape& s, ConvAlgorithm algorithm, const Tensor& x,
+                             const Tensor& w, const Tensor& b, Tensor& y) const {
+    const std::string op = conv2d_op("conv2d_forward", s, algorithm);
+    require_same_channels(op, x, w);
+    require(x, s.x_shape(), op, "x");
+    require(w, s.w_shape(), op, "w");
+    require(b, s.b_shape(), op, "b");
+    require(y, s.y_shape(), op, "y");
+    conv2d_forward_impl(s, algorithm, x.data(), w.data(), b.data(), y.data());
+}
+
+void Backend::conv2d_backward_data(const Conv2dShape& s, ConvAlgorithm algorithm,
+                                   const Tensor& dy, const Tensor& w, Tensor& dx) const {
+    const std::string op = conv2d_op("conv2d_backward_data", s, algorithm);
+    require_same_channels(op, dx, w);
+    require(dy, s.y_shape(), op, "dy");
+    require(w, s.w_shape(), op, "w");
+    require(dx, s.x_shape(), op, "dx");
+    conv2d_backward_data_impl(s, algorithm, dy.data(), w.data(), dx.data());
+}
+
+void Backend::conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm algorithm,
+                                      const Tensor& x, const Tensor& dy, Tensor& dw,
+                                      Tensor& db) const {
+    const std::string op = conv2d_op("conv2d_backward_weights", s, algorithm);
+    require_same_channels(op, x, dw);
+    require(x, s.x_shape(), op, "x");
+    require(dy, s.y_shape(), op, "dy");
+    require(dw, s.w_shape(), op, "dw");
+    require(db, s.b_shape(), op, "db");
+    conv2d_backward_weights_impl(s, algorithm, x.data(), dy.data(), dw.data(), db.data());
+}
+
+void Backend::max_pool2d_forward(const Pool2dShape& s, const Tensor& x, Tensor& y,
+                                 Tensor& argmax) const {
+    const std::string op = "max_pool2d_forward";
+    s.validate(op);
+    require(x, s.x_shape(), op, "x");
+    require(y, s.y_shape(), op, "y");
+    require(argmax, s.y_shape(), op, "argmax");
+    max_pool2d_forward_impl(s, x.data(), y.data(), argmax.data());
+}
+
+void Backend::max_pool2d_backward(const Pool2dShape& s, const Tensor& dy, const Tensor& argmax,
+                                  Tensor& dx) const {
+    const std::string op = "max_pool2d_backward";
+    s.validate(op);
+    require(dy, s.y_shape(), op, "dy");
+    require(argmax, s.y_shape(), op, "argmax");
+    require(dx, s.x_shape(), op, "dx");
+    max_pool2d_backward_impl(s, dy.data(), argmax.data(), dx.data());
+}
+
+void Backend::avg_pool2d_forward(const Pool2dShape& s, const Tensor& x, Tensor& y) const {
+    const std::string op = "avg_pool2d_forward";
+    s.validate(op);
+    require(x, s.x_shape(), op, "x");
+    require(y, s.y_shape(), op, "y");
+    avg_pool2d_forward_impl(s, x.data(), y.data());
+}
+
+void Backend::avg_pool2d_backward(const Pool2dShape& s, const Tensor& dy, Tensor& dx) const {
+    const std::string op = "avg_pool2d_backward";
+    s.validate(op);
+    require(dy, s.y_shape(), op, "dy");
+    require(dx, s.x_shape(), op, "dx");
+    avg_pool2d_backward_impl(s, dy.data(), dx.data());
+}
+
+void Backend::conv2d_forward_impl(const Conv2dShape&, ConvAlgorithm, const float*, const float*,
+                                  const float*, float*) const {
+    unsupported("conv2d_forward");
+}
+void Backend::conv2d_backward_data_impl(const Conv2dShape&, ConvAlgorithm, const float*,
+                                        const float*, float*) const {
+    unsupported("conv2d_backward_data");
+}
+void Backend::conv2d_backward_weights_impl(const Conv2dShape&, ConvAlgorithm, const float*,
+                                           const float*, float*, float*) const {
+    unsupported("conv2d_backward_weights");
+}
+void Backend::max_pool2d_forward_impl(const Pool2dShape&, const float*, float*, float*) const {
+    unsupported("max_pool2d_forward");
+}
+void Backend::max_pool2d_backward_impl(const Pool2dShape&, const float*, const float*,
+                                       float*) const {
+    unsupported("max_pool2d_backward");
+}
+void Backend::avg_pool2d_forward_impl(const Pool2dShape&, const float*, float*) const {
+    unsupported("avg_pool2d_forward");
+}
+void Backend::avg_pool2d_backward_impl(const Pool2dShape&, const float*, float*) const {
+    unsupported("avg_pool2d_backward");
+}
+
 }  // namespace triptych

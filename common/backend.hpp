@@ -90,6 +90,35 @@ public:
     void dense_forward_unfused(const Tensor& X, const Tensor& W, const Tensor& b,
                                Activation activation, Tensor& Y) const;
 
+    // --- convolution and pooling (NCHW; see Conv2dShape and Pool2dShape) ------------------------
+    // The algorithms this backend's conv2d passes implement, in the order it prefers them.
+    // Asking for another is Unsupported naming these.
+    virtual std::vector<ConvAlgorithm> conv2d_algorithms() const { return {}; }
+    // y = conv(x, w) + b: x (N, C, H, W), w (K, C, R, S), b (K), y (N, K, P, Q).
+    void conv2d_forward(const Conv2dShape& shape, ConvAlgorithm algorithm, const Tensor& x,
+                        const Tensor& w, const Tensor& b, Tensor& y) const;
+    // dx = dLoss/dx from dy = dLoss/dy: every input element collects dy * w over the outputs its
+    // value reached (a transposed convolution).
+    void conv2d_backward_data(const Conv2dShape& shape, ConvAlgorithm algorithm, const Tensor& dy,
+                              const Tensor& w, Tensor& dx) const;
+    // dw[k, c, r, s] = sum_{n, p, q} dy[n, k, p, q] * x[n, c, p*stride_h + r - pad_h, ...] and
+    // db[k] = sum_{n, p, q} dy[n, k, p, q]. Both overwritten.
+    void conv2d_backward_weights(const Conv2dShape& shape, ConvAlgorithm algorithm,
+                                 const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db) const;
+
+    // Max pooling: y (N, C, P, Q) is each window's largest input; argmax (N, C, P, Q) where it was,
+    // as the index h * W + w within its (n, c) plane, held as a float. A tie goes to the first
+    // element in row-major order within the window. Backward: dx (N, C, H, W) = 0, then every
+    // dy[n, c, p, q] added at its argmax (overlapping windows can add twice to one element).
+    void max_pool2d_forward(const Pool2dShape& shape, const Tensor& x, Tensor& y,
+                            Tensor& argmax) const;
+    void max_pool2d_backward(const Pool2dShape& shape, const Tensor& dy, const Tensor& argmax,
+                             Tensor& dx) const;
+    // Average pooling: the mean of the input elements each window covers (padding not counted).
+    // Backward: each dy spread evenly over those elements.
+    void avg_pool2d_forward(const Pool2dShape& shape, const Tensor& x, Tensor& y) const;
+    void avg_pool2d_backward(const Pool2dShape& shape, const Tensor& dy, Tensor& dx) const;
+
 protected:
     // Memory of this backend: `count` floats, filled with NaN; freed when the last Tensor goes.
     virtual std::shared_ptr<float> allocate_buffer(std::int64_t count) const = 0;
@@ -128,6 +157,23 @@ protected:
     // Default: the unfused three steps. Variants with a fused kernel override it.
     virtual void dense_forward_impl(const DenseShape& shape, const float* X, const float* W,
                                     const float* b, float* Y) const;
+    // The conv2d passes: `algorithm` is one of conv2d_algorithms(), the shape valid.
+    virtual void conv2d_forward_impl(const Conv2dShape& shape, ConvAlgorithm algorithm,
+                                     const float* x, const float* w, const float* b,
+                                     float* y) const;
+    virtual void conv2d_backward_data_impl(const Conv2dShape& shape, ConvAlgorithm algorithm,
+                                           const float* dy, const float* w, float* dx) const;
+    virtual void conv2d_backward_weights_impl(const Conv2dShape& shape, ConvAlgorithm algorithm,
+                                              const float* x, const float* dy, float* dw,
+                                              float* db) const;
+    virtual void max_pool2d_forward_impl(const Pool2dShape& shape, const float* x, float* y,
+                                         float* argmax) const;
+    virtual void max_pool2d_backward_impl(const Pool2dShape& shape, const float* dy,
+                                          const float* argmax, float* dx) const;
+    virtual void avg_pool2d_forward_impl(const Pool2dShape& shape, const float* x,
+                                         float* y) const;
+    virtual void avg_pool2d_backward_impl(const Pool2dShape& shape, const float* dy,
+                                          float* dx) const;
 
     // Throws Unsupported("<backend> does not implement <op>").
     [[noreturn]] void unsupported(const std::string& op) const;
@@ -139,6 +185,9 @@ private:
     // Throws InvalidArgument unless `t` is a non-empty tensor of this backend with `expected` shape.
     void require(const Tensor& t, const Shape& expected, const std::string& op,
                  const std::string& what) const;
+    // Validates a conv2d pass's shape and algorithm; returns the op's name for messages.
+    std::string conv2d_op(const std::string& pass, const Conv2dShape& shape,
+                          ConvAlgorithm algorithm) const;
 };
 
 }  // namespace triptych

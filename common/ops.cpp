@@ -46,4 +46,79 @@ std::string DenseShape::str() const {
            to_string(activation);
 }
 
+
+std::string to_string(ConvAlgorithm algorithm) {
+    switch (algorithm) {
+        case ConvAlgorithm::direct:
+            return "direct";
+        case ConvAlgorithm::im2col:
+            return "im2col";
+        case ConvAlgorithm::fft:
+            return "fft";
+    }
+    return "?";
+}
+
+namespace {
+std::string pair(std::int64_t a, std::int64_t b) {
+    return std::to_string(a) + "," + std::to_string(b);
+}
+}  // namespace
+
+void Conv2dShape::validate() const {
+    const std::string op = "conv2d " + str();
+    if (N < 1 || C < 1 || H < 1 || W < 1 || K < 1 || R < 1 || S < 1)
+        throw InvalidArgument(op + ": sizes must be >= 1, got N=" + std::to_string(N) +
+                              ", C=" + std::to_string(C) + ", H=" + std::to_string(H) +
+                              ", W=" + std::to_string(W) + ", K=" + std::to_string(K) +
+                              ", R=" + std::to_string(R) + ", S=" + std::to_string(S));
+    if (stride_h < 1 || stride_w < 1)
+        throw InvalidArgument(op + ": stride must be >= 1, got " + pair(stride_h, stride_w));
+    if (pad_h < 0 || pad_w < 0)
+        throw InvalidArgument(op + ": padding must be >= 0, got " + pair(pad_h, pad_w));
+    if (R > H + 2 * pad_h || S > W + 2 * pad_w)
+        throw InvalidArgument(op + ": filter " + std::to_string(R) + "x" + std::to_string(S) +
+                              " is larger than the padded input " +
+                              std::to_string(H + 2 * pad_h) + "x" +
+                              std::to_string(W + 2 * pad_w));
+}
+
+std::string Conv2dShape::str() const {
+    return "N" + std::to_string(N) + " C" + std::to_string(C) + " H" + std::to_string(H) + " W" +
+           std::to_string(W) + " K" + std::to_string(K) + " R" + std::to_string(R) + " S" +
+           std::to_string(S) + " stride " + pair(stride_h, stride_w) + " pad " +
+           pair(pad_h, pad_w);
+}
+
+void Pool2dShape::validate(const std::string& op_name) const {
+    const std::string op = op_name + " " + str();
+    if (N < 1 || C < 1 || H < 1 || W < 1)
+        throw InvalidArgument(op + ": sizes must be >= 1, got N=" + std::to_string(N) +
+                              ", C=" + std::to_string(C) + ", H=" + std::to_string(H) +
+                              ", W=" + std::to_string(W));
+    if (window_h < 1 || window_w < 1)
+        throw InvalidArgument(op + ": window must be >= 1, got " + pair(window_h, window_w));
+    if (stride_h < 1 || stride_w < 1)
+        throw InvalidArgument(op + ": stride must be >= 1, got " + pair(stride_h, stride_w));
+    if (pad_h < 0 || pad_w < 0)
+        throw InvalidArgument(op + ": padding must be >= 0, got " + pair(pad_h, pad_w));
+    if (2 * pad_h > window_h || 2 * pad_w > window_w)
+        throw InvalidArgument(op + ": padding " + pair(pad_h, pad_w) +
+                              " is more than half the window " + pair(window_h, window_w));
+    if (window_h > H + 2 * pad_h || window_w > W + 2 * pad_w)
+        throw InvalidArgument(op + ": window " + pair(window_h, window_w) +
+                              " is larger than the padded input " +
+                              pair(H + 2 * pad_h, W + 2 * pad_w));
+    if (H * W > (std::int64_t(1) << 24))
+        throw InvalidArgument(op + ": a plane of " + std::to_string(H * W) +
+                              " elements is more than 2^24 (argmax indices are floats)");
+}
+
+std::string Pool2dShape::str() const {
+    return "N" + std::to_string(N) + " C" + std::to_string(C) + " H" + std::to_string(H) + " W" +
+           std::to_string(W) + " window " + std::to_string(window_h) + "x" +
+           std::to_string(window_w) + " stride " + pair(stride_h, stride_w) + " pad " +
+           pair(pad_h, pad_w);
+}
+
 }  // namespace triptych

@@ -59,4 +59,71 @@ bool is_class_index(T label, std::int64_t classes) {
     return label >= T(0) && label < T(classes) && T(static_cast<std::int64_t>(label)) == label;
 }
 
+
+// --- convolution and pooling (NCHW) ------------------------------------------------------------
+
+// How a convolution is computed (lessons 08-10):
+//   direct  the definition: every output a sum over C x R x S input-filter products;
+//   im2col  the input unrolled into a matrix of patches, then one GEMM (col2im for dX);
+//   fft     the convolution theorem: transform, multiply pointwise, transform back.
+// Every algorithm computes the same numbers; each variant implements those that make sense for it
+// (Backend::conv2d_algorithms).
+enum class ConvAlgorithm { direct, im2col, fft };
+std::string to_string(ConvAlgorithm algorithm);
+
+// A 2D convolution, as every deep-learning framework defines it (a cross-correlation: the filter
+// is not flipped):
+//   x (N, C, H, W), w (K, C, R, S), b (K)  ->  y (N, K, P, Q)
+//   y[n, k, p, q] = b[k] + sum_{c, r, s} x[n, c, p*stride_h + r - pad_h, q*stride_w + s - pad_w]
+//                                         * w[k, c, r, s]
+// where x reads as 0 outside the image (zero padding). P = (H + 2 pad_h - R) / stride_h + 1,
+// Q likewise (rounded down: a window that would run past the padded edge is dropped).
+struct Conv2dShape {
+    std::int64_t N = 1, C = 1, H = 1, W = 1;  // input
+    std::int64_t K = 1, R = 1, S = 1;         // K filters of C x R x S
+    std::int64_t stride_h = 1, stride_w = 1;
+    std::int64_t pad_h = 0, pad_w = 0;
+
+    // InvalidArgument naming the values: sizes < 1, stride < 1, padding < 0, or a filter larger
+    // than the padded input.
+    void validate() const;
+    std::int64_t P() const { return (H + 2 * pad_h - R) / stride_h + 1; }
+    std::int64_t Q() const { return (W + 2 * pad_w - S) / stride_w + 1; }
+    Shape x_shape() const { return Shape{N, C, H, W}; }
+    Shape w_shape() const { return Shape{K, C, R, S}; }
+    Shape b_shape() const { return Shape{K}; }
+    Shape y_shape() const { return Shape{N, K, P(), Q()}; }
+    // "N64 C1 H28 W28 K6 R5 S5 stride 1,1 pad 2,2"
+    std::string str() const;
+    // 2*N*K*P*Q*C*R*S: the direct algorithm's multiplies and adds (the benchmarks count every
+    // algorithm's work this way, so GFLOP/s compare time for the same result).
+    double flops() const {
+        return 2.0 * double(N) * double(K) * double(P()) * double(Q()) * double(C) * double(R) *
+               double(S);
+    }
+};
+
+// A 2D pooling window slid over every channel of x (N, C, H, W) -> y (N, C, P, Q), with
+// P = (H + 2 pad_h - window_h) / stride_h + 1 and Q likewise. Padding is never a candidate: a max
+// ignores it, an average divides by the number of input elements its window covers (PyTorch's
+// count_include_pad=False). Windows may overlap (3x3 stride 2).
+struct Pool2dShape {
+    std::int64_t N = 1, C = 1, H = 1, W = 1;
+    std::int64_t window_h = 2, window_w = 2;
+    std::int64_t stride_h = 2, stride_w = 2;
+    std::int64_t pad_h = 0, pad_w = 0;
+
+    // InvalidArgument naming the values: sizes, windows or strides < 1, padding < 0 or more than
+    // half the window (as PyTorch: every window then covers at least one input element), a window
+    // larger than the padded input, or a plane of more than 2^24 elements (max pooling keeps its
+    // argmax indices as floats, exact up to 2^24).
+    void validate(const std::string& op = "pool2d") const;
+    std::int64_t P() const { return (H + 2 * pad_h - window_h) / stride_h + 1; }
+    std::int64_t Q() const { return (W + 2 * pad_w - window_w) / stride_w + 1; }
+    Shape x_shape() const { return Shape{N, C, H, W}; }
+    Shape y_shape() const { return Shape{N, C, P(), Q()}; }
+    // "N64 C6 H28 W28 window 2x2 stride 2,2 pad 0,0"
+    std::string str() const;
+};
+
 }  // namespace triptych

@@ -78,6 +78,42 @@ protected:
                             float* Y) const override {
         cpu_eigen_omp::dense_forward(s, X, W, b, Y);
     }
+
+public:
+    // im2col first: one big GEMM is what this variant does best.
+    std::vector<ConvAlgorithm> conv2d_algorithms() const override {
+        return {ConvAlgorithm::im2col, ConvAlgorithm::direct, ConvAlgorithm::fft};
+    }
+
+protected:
+    void conv2d_forward_impl(const Conv2dShape& s, ConvAlgorithm algorithm, const float* x,
+                             const float* w, const float* b, float* y) const override {
+        cpu_eigen_omp::conv2d_forward(s, algorithm, x, w, b, y);
+    }
+    void conv2d_backward_data_impl(const Conv2dShape& s, ConvAlgorithm algorithm,
+                                   const float* dy, const float* w, float* dx) const override {
+        cpu_eigen_omp::conv2d_backward_data(s, algorithm, dy, w, dx);
+    }
+    void conv2d_backward_weights_impl(const Conv2dShape& s, ConvAlgorithm algorithm,
+                                      const float* x, const float* dy, float* dw,
+                                      float* db) const override {
+        cpu_eigen_omp::conv2d_backward_weights(s, algorithm, x, dy, dw, db);
+    }
+    void max_pool2d_forward_impl(const Pool2dShape& s, const float* x, float* y,
+                                 float* argmax) const override {
+        cpu_eigen_omp::max_pool2d_forward(s, x, y, argmax);
+    }
+    void max_pool2d_backward_impl(const Pool2dShape& s, const float* dy, const float* argmax,
+                                  float* dx) const override {
+        cpu_eigen_omp::max_pool2d_backward(s, dy, argmax, dx);
+    }
+    void avg_pool2d_forward_impl(const Pool2dShape& s, const float* x, float* y) const override {
+        cpu_eigen_omp::avg_pool2d_forward(s, x, y);
+    }
+    void avg_pool2d_backward_impl(const Pool2dShape& s, const float* dy,
+                                  float* dx) const override {
+        cpu_eigen_omp::avg_pool2d_backward(s, dy, dx);
+    }
 };
 
 [[maybe_unused]] const bool registered =

@@ -34,4 +34,19 @@ float sum(std::int64_t n, const float* x, Reduction mode);
 
 void dense_forward(const DenseShape& s, const float* X, const float* W, const float* b, float* Y);
 
+// conv2d.cpp / conv2d.cu: the three conv2d passes with `algorithm` one of the variant's
+// conv2d_algorithms(); shapes as in Backend::conv2d_forward (common/backend.hpp).
+void conv2d_forward(const Conv2dShape& s, ConvAlgorithm algorithm, const float* x, const float* w,
+                    const float* b, float* y);
+void conv2d_backward_data(const Conv2dShape& s, ConvAlgorithm algorithm, const float* dy,
+                          const float* w, float* dx);
+void conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm algorithm, const float* x,
+                             const float* dy, float* dw, float* db);
+
+// pool2d.cpp / pool2d.cu: max and average pooling, as Backend::max_pool2d_forward and friends.
+void max_pool2d_forward(const Pool2dShape& s, const float* x, float* y, float* argmax);
+void max_pool2d_backward(const Pool2dShape& s, const float* dy, const float* argmax, float* dx);
+void avg_pool2d_forward(const Pool2dShape& s, const float* x, float* y);
+void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx);
+
 }  // namespace triptych::cpu_eigen_omp

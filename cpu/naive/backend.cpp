@@ -1,12 +1,14 @@
 // cpu_naive: the textbook loops, one thread, no library. Every op forwards to the templates in
 // this folder (one header per op: gemm.hpp, relu.hpp, bias.hpp, sigmoid.hpp, tanh.hpp,
-// softmax.hpp, losses.hpp, reduce.hpp, dense.hpp), instantiated for float.
+// softmax.hpp, losses.hpp, reduce.hpp, dense.hpp, conv2d.hpp, pool2d.hpp), instantiated for float.
 #include "common/host_backend.hpp"
 #include "common/registry.hpp"
 #include "cpu/naive/bias.hpp"
+#include "cpu/naive/conv2d.hpp"
 #include "cpu/naive/dense.hpp"
 #include "cpu/naive/gemm.hpp"
 #include "cpu/naive/losses.hpp"
+#include "cpu/naive/pool2d.hpp"
 #include "cpu/naive/reduce.hpp"
 #include "cpu/naive/relu.hpp"
 #include "cpu/naive/sigmoid.hpp"
@@ -82,6 +84,41 @@ protected:
     void dense_forward_impl(const DenseShape& s, const float* X, const float* W, const float* b,
                             float* Y) const override {
         cpu_naive::dense_forward(s, X, W, b, Y);
+    }
+
+public:
+    // The definition only: im2col and FFT are ways to go faster, which is not this variant's job.
+    std::vector<ConvAlgorithm> conv2d_algorithms() const override {
+        return {ConvAlgorithm::direct};
+    }
+
+protected:
+    void conv2d_forward_impl(const Conv2dShape& s, ConvAlgorithm, const float* x, const float* w,
+                             const float* b, float* y) const override {
+        cpu_naive::conv2d_forward(s, x, w, b, y);
+    }
+    void conv2d_backward_data_impl(const Conv2dShape& s, ConvAlgorithm, const float* dy,
+                                   const float* w, float* dx) const override {
+        cpu_naive::conv2d_backward_data(s, dy, w, dx);
+    }
+    void conv2d_backward_weights_impl(const Conv2dShape& s, ConvAlgorithm, const float* x,
+                                      const float* dy, float* dw, float* db) const override {
+        cpu_naive::conv2d_backward_weights(s, x, dy, dw, db);
+    }
+    void max_pool2d_forward_impl(const Pool2dShape& s, const float* x, float* y,
+                                 float* argmax) const override {
+        cpu_naive::max_pool2d_forward(s, x, y, argmax);
+    }
+    void max_pool2d_backward_impl(const Pool2dShape& s, const float* dy, const float* argmax,
+                                  float* dx) const override {
+        cpu_naive::max_pool2d_backward(s, dy, argmax, dx);
+    }
+    void avg_pool2d_forward_impl(const Pool2dShape& s, const float* x, float* y) const override {
+        cpu_naive::avg_pool2d_forward(s, x, y);
+    }
+    void avg_pool2d_backward_impl(const Pool2dShape& s, const float* dy,
+                                  float* dx) const override {
+        cpu_naive::avg_pool2d_backward(s, dy, dx);
     }
 };
 

@@ -68,6 +68,41 @@ class GpuNaive final : public gpu::GpuBackend {
     }
     // dense_forward_impl is not overridden: the Backend's default runs gemm, bias_add and the
     // activation as three launches (see ops.hpp).
+  public:
+    // One thread per output, the definition on a GPU.
+    std::vector<ConvAlgorithm> conv2d_algorithms() const override {
+        return {ConvAlgorithm::direct};
+    }
+
+  protected:
+    void conv2d_forward_impl(const Conv2dShape& s, ConvAlgorithm algorithm, const float* x,
+                             const float* w, const float* b, float* y) const override {
+        gpu_naive::conv2d_forward(s, algorithm, x, w, b, y);
+    }
+    void conv2d_backward_data_impl(const Conv2dShape& s, ConvAlgorithm algorithm,
+                                   const float* dy, const float* w, float* dx) const override {
+        gpu_naive::conv2d_backward_data(s, algorithm, dy, w, dx);
+    }
+    void conv2d_backward_weights_impl(const Conv2dShape& s, ConvAlgorithm algorithm,
+                                      const float* x, const float* dy, float* dw,
+                                      float* db) const override {
+        gpu_naive::conv2d_backward_weights(s, algorithm, x, dy, dw, db);
+    }
+    void max_pool2d_forward_impl(const Pool2dShape& s, const float* x, float* y,
+                                 float* argmax) const override {
+        gpu_naive::max_pool2d_forward(s, x, y, argmax);
+    }
+    void max_pool2d_backward_impl(const Pool2dShape& s, const float* dy, const float* argmax,
+                                  float* dx) const override {
+        gpu_naive::max_pool2d_backward(s, dy, argmax, dx);
+    }
+    void avg_pool2d_forward_impl(const Pool2dShape& s, const float* x, float* y) const override {
+        gpu_naive::avg_pool2d_forward(s, x, y);
+    }
+    void avg_pool2d_backward_impl(const Pool2dShape& s, const float* dy,
+                                  float* dx) const override {
+        gpu_naive::avg_pool2d_backward(s, dy, dx);
+    }
 };
 
 [[maybe_unused]] const bool registered = register_backend(
