@@ -158,6 +158,8 @@ int main(int argc, char** argv) {
         register_losses(options);
         register_reductions(options);
         register_dense(options);
+        register_conv(options);
+        register_pool(options);
         register_copy(options);
     } catch (const std::exception& e) {
         std::cerr << "triptych_bench: " << e.what() << "\n";

@@ -2,6 +2,7 @@
 """Turns triptych_bench's Google Benchmark JSON into a report directory.
 
     report.py --json results.json --out report/    write report/ (report.md, charts, the JSON)
+    report.py --json results.json --peer peer.txt --out report/   the same, PyTorch beside us
     report.py --check-out report/                  only say whether report/ may be (re)written
 
 report.md states the machine (host, CPUs, caches, build, OpenMP threads, the GPU or that there was
@@ -9,8 +10,11 @@ none), then speedup tables: every variant against cpu_naive and against cpu_eige
 kernel as % of gpu_vendor, cpu_eigen_omp as % of OpenBLAS, ReLU bandwidth against copy bandwidth,
 the GB/s of every memory-bound op (activations, bias, softmax, losses, sum) and its % of the copy
 bandwidth, sum's deterministic mode against its fast one, what fusing GEMM + bias + activation
-buys, and what host<->device transfers cost. Charts: gemm_gflops.png, gemm_speedup.png,
-relu_bandwidth.png, memory_bandwidth.png (matplotlib, Agg backend, so no display is needed).
+buys, what host<->device transfers cost, convolution (every variant and algorithm, forward and
+forward+backward, the filter-size sweep) and pooling. With --peer, the figures PyTorch printed on
+the same machine (../shared/peers/pytorch_cpu.py conv pool) sit beside ours, with the ratios.
+Charts: gemm_gflops.png, gemm_speedup.png, relu_bandwidth.png, memory_bandwidth.png,
+conv_sweep.png (matplotlib, Agg backend, so no display is needed).
 
 Each row's figure is its `_median` aggregate when the run had repetitions (`triptych report`
 runs three), else the median of its iterations. Rows of simulator variants (`*_on_simulator`) are
@@ -26,6 +30,7 @@ import collections
 import json
 import math
 import os
+import re
 import shutil
 import statistics
 import sys
@@ -50,6 +55,13 @@ MEMORY_BOUND = {
 }
 # The fused dense forward and its three-step twin (bench/dense.cpp).
 FUSED, UNFUSED = "dense_forward", "dense_forward_unfused"
+# Convolution rows (bench/conv.cpp): conv2d_<pass>_<algorithm>/<variant>/<shape name>, where pass
+# is forward or forward_backward; shapes are the named benchmark shapes and sweep_r<R>.
+CONV_OP = re.compile(r"conv2d_(forward|forward_backward)_(direct|im2col|fft)$")
+CONV_SHAPES = ("lenet_conv1", "lenet_conv2", "resnet_3x3", "large_11x11")
+# Pooling rows (bench/pool.cpp): <op>/<variant>/<N>x<C>x<H>x<W>_w<window>s<stride>.
+POOL_OPS = ("max_pool2d_forward", "max_pool2d_backward", "avg_pool2d_forward",
+            "avg_pool2d_backward")
 
 
 class ReportError(Exception):
@@ -99,6 +111,8 @@ def split_name(run_name):
 def parse_size(op, size):
     """GEMM sizes 'MxNxK' -> (M, N, K); dense layers '64x784->256_relu' -> DenseSize; matrices
     'RxC' -> Matrix; every other size is a count of floats."""
+    if op.startswith("conv2d") or "pool2d" in op:
+        return size  # a shape's name ("lenet_conv1", "sweep_r5", "64x6x28x28_w2s2")
     try:
         if op.startswith("gemm"):
             M, N, K = (int(d) for d in size.split("x"))
@@ -124,7 +138,7 @@ def entry_seconds(entry):
 
 
 def entry_rate(entry, op):
-    counter = "flops" if op.startswith(("gemm", "dense")) else "bytes"
+    counter = "flops" if op.startswith(("gemm", "dense", "conv2d")) else "bytes"
     value = entry.get(counter)
     if not isinstance(value, (int, float)):
         raise ReportError(f"benchmark '{entry.get('name')}' has no '{counter}' counter")
@@ -248,6 +262,8 @@ def table(headers, rows):
 def size_label(size):
     """GEMM (M, N, K) -> '1024' when square; a float count -> '65536 (256 KiB)'; a matrix ->
     '4096x1000 (15.625 MiB)'; a dense layer -> '64x784->256 relu'."""
+    if isinstance(size, str):
+        return size
     if isinstance(size, Matrix):
         return f"{size.rows}x{size.cols} ({fmt_bytes(4 * floats(size))})"
     if isinstance(size, DenseSize):
@@ -673,6 +689,146 @@ def machine_section(doc, machine, json_name):
     return text
 
 
+# --- the PyTorch peer ---------------------------------------------------------------------------
+
+# What ../shared/peers/pytorch_cpu.py prints, one line per case:
+#   conv2d lenet_conv1 N64 ... p2: forward 1.234 ms (45.6 GFLOP/s), forward+backward 3.456 ms
+#   pool N64 C6 H28 W28 k2 s2: max 0.123 ms, avg 0.100 ms
+PEER_CONV = re.compile(r"conv2d (\w+) .*: forward ([\d.]+) ms .*forward\+backward ([\d.]+) ms")
+PEER_POOL = re.compile(r"pool N(\d+) C(\d+) H(\d+) W(\d+) k(\d+) s(\d+): max ([\d.]+) ms, "
+                       r"avg ([\d.]+) ms")
+
+
+def load_peer(path):
+    """{'header': first line, 'conv': {shape: (forward s, forward+backward s)},
+    'pool': {'64x6x28x28_w2s2': (max s, avg s)}} from the peer script's output."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise ReportError(f"cannot read the peer figures {path}: {e.strerror}")
+    peer = {"header": lines[0].strip() if lines else "", "conv": {}, "pool": {}}
+    for line in lines:
+        if m := PEER_CONV.match(line):
+            peer["conv"][m[1]] = (float(m[2]) * 1e-3, float(m[3]) * 1e-3)
+        elif m := PEER_POOL.match(line):
+            n, c, h, w, k, stride = m.groups()[:6]
+            peer["pool"][f"{n}x{c}x{h}x{w}_w{k}s{stride}"] = (float(m[7]) * 1e-3,
+                                                               float(m[8]) * 1e-3)
+    if not peer["conv"] and not peer["pool"]:
+        raise ReportError(f"{path} holds no conv or pool lines of pytorch_cpu.py")
+    return peer
+
+
+# --- convolution and pooling --------------------------------------------------------------------
+
+def conv_rows(rows, machine):
+    """{(variant, algorithm): {(pass, shape): Row}} for the conv rows that are not simulator
+    rows."""
+    found = {}
+    for (op, v, size), r in rows.items():
+        m = CONV_OP.match(op)
+        if m and machine.kind(v) != "simulator":
+            found.setdefault((v, m[2]), {})[(m[1], size)] = r
+    return found
+
+
+def conv_sections(rows, machine, peer):
+    found = conv_rows(rows, machine)
+    text = "## Convolution\n\n"
+    if not found:
+        return [text + "The conv2d rows were not run.\n"]
+    keys = sorted(found, key=lambda k: (machine.order(set(v for v, _ in found)).index(k[0]), k[1]))
+    shapes = [n for n in CONV_SHAPES if any(("forward", n) in found[k] for k in keys)]
+    body = []
+    for v, algorithm in keys:
+        for name in shapes:
+            f = found[(v, algorithm)].get(("forward", name))
+            fb = found[(v, algorithm)].get(("forward_backward", name))
+            if not f and not fb:
+                continue
+            body.append([v, algorithm, name, fmt_ms(f.seconds) if f else "—",
+                         fmt_number(f.rate / 1e9) if f else "—", fmt_ms(fb.seconds) if fb else "—"])
+    if peer:
+        for name in shapes:
+            if name in peer["conv"]:
+                fwd, both = peer["conv"][name]
+                body.append(["PyTorch (CPU)", "its own", name, fmt_ms(fwd), "—", fmt_ms(both)])
+    parts = [text + ("conv2d on the benchmark shapes (bench/conv.cpp: N, C, H, W, K, R×S, stride, "
+                     "pad): lenet_conv1 64,1,28,28,6,5×5,1,2; lenet_conv2 64,6,14,14,16,5×5,1,0; "
+                     "resnet_3x3 16,64,56,56,64,3×3,1,1; large_11x11 8,16,64,64,16,11×11,1,5. "
+                     "GFLOP/s counts the direct algorithm's 2·N·K·P·Q·C·R·S for every algorithm, "
+                     "so it compares time for the same result. forward+backward is one forward, "
+                     "backward_data and backward_weights, as PyTorch's autograd figure.\n\n"
+                     + table(["variant", "algorithm", "shape", "forward ms", "forward GFLOP/s",
+                              "forward+backward ms"], body))]
+    parts.append(conv_peer_section(found, shapes, peer))
+    return parts
+
+
+def best_cpu_conv(found, name, kind):
+    """cpu_eigen_omp's fastest algorithm for one shape and pass: (algorithm, Row) or None."""
+    candidates = [(a, r[(kind, name)]) for (v, a), r in found.items()
+                  if v == "cpu_eigen_omp" and (kind, name) in r]
+    return min(candidates, key=lambda c: c[1].seconds, default=None)
+
+
+def conv_peer_section(found, shapes, peer):
+    text = "### cpu_eigen_omp against PyTorch on the CPU\n\n"
+    if not peer:
+        return text + ("No PyTorch figures: run `/usr/bin/python3 pytorch_cpu.py conv pool > "
+                       "peer.txt` (../shared/peers) on this machine, then `triptych report --peer "
+                       "peer.txt`.\n")
+    body = []
+    for name in shapes:
+        if name not in peer["conv"]:
+            continue
+        for kind, theirs in zip(("forward", "forward_backward"), peer["conv"][name]):
+            best = best_cpu_conv(found, name, kind)
+            if best:
+                algorithm, ours = best
+                body.append([name, kind.replace("_", "+"), algorithm, fmt_ms(ours.seconds),
+                             fmt_ms(theirs), fmt_times(theirs / ours.seconds)])
+    return text + (f"PyTorch: {peer['header']}. 'speed ratio' is PyTorch's time over ours: above "
+                   "1× we are faster. Ours is cpu_eigen_omp's fastest algorithm for the shape.\n\n"
+                   + table(["shape", "pass", "our algorithm", "ours ms", "PyTorch ms",
+                            "speed ratio"], body))
+
+
+def pool_section(rows, machine, peer):
+    text = "## Pooling\n\n"
+    found = {}
+    for (op, v, size), r in rows.items():
+        if op in POOL_OPS and machine.kind(v) != "simulator":
+            found.setdefault((v, size), {})[op] = r
+    if not found:
+        return text + "The pooling rows were not run.\n"
+    names = machine.order({v for v, _ in found})
+    body = []
+    for v in names:
+        for size in sorted(n for w, n in found if w == v):
+            measured = found[(v, size)]
+            body.append([v, size] + [fmt_ms(measured[op].seconds) if op in measured else "—"
+                                     for op in POOL_OPS])
+    if peer:
+        for size, (max_s, avg_s) in sorted(peer["pool"].items()):
+            body.append(["PyTorch (CPU)", size, fmt_ms(max_s), "—", fmt_ms(avg_s), "—"])
+    text += ("Window and stride in the shape's name (N×C×H×W_w<window>s<stride>); max pooling "
+             "also writes the argmax of every output, which its backward scatters through.\n\n"
+             + table(["variant", "shape"] + [op + " ms" for op in POOL_OPS], body))
+    if peer:
+        ratios = []
+        for size, theirs in sorted(peer["pool"].items()):
+            ours = found.get(("cpu_eigen_omp", size), {})
+            for op, their_s in zip(("max_pool2d_forward", "avg_pool2d_forward"), theirs):
+                if op in ours:
+                    ratios.append([size, op, fmt_ms(ours[op].seconds), fmt_ms(their_s),
+                                   fmt_times(their_s / ours[op].seconds)])
+        text += ("\ncpu_eigen_omp against PyTorch (its time over ours: above 1× we are faster):"
+                 "\n\n" + table(["shape", "op", "ours ms", "PyTorch ms", "speed ratio"], ratios))
+    return text
+
+
 def simulator_section(rows, machine):
     sim = sorted(((op, v, n), r) for (op, v, n), r in rows.items()
                  if machine.kind(v) == "simulator")
@@ -692,7 +848,7 @@ def skipped_section(skipped):
                                                   [[n, m] for n, m in skipped])
 
 
-def report_markdown(doc, rows, skipped, machine, charts, json_name):
+def report_markdown(doc, rows, skipped, machine, charts, json_name, peer=None):
     series = gemm_series(rows, machine)
     parts = ["# triptych benchmark report\n",
              machine_section(doc, machine, json_name),
@@ -701,6 +857,8 @@ def report_markdown(doc, rows, skipped, machine, charts, json_name):
              *memory_bound_sections(rows, machine),
              sum_section(rows, machine),
              fusion_section(rows, machine),
+             *conv_sections(rows, machine, peer),
+             pool_section(rows, machine, peer),
              transfer_section(rows, series, machine),
              "## Charts\n\n" + "\n".join(f"![{title}]({name})\n" for name, title in charts),
              simulator_section(rows, machine),
@@ -776,8 +934,39 @@ def write_charts(directory, rows, machine):
     if write_memory_chart(plt, directory, rows, machine, gpu_note):
         charts.append(("memory_bandwidth.png", "GB/s of the memory-bound ops versus size, "
                                                "per variant, against the copy"))
+    if write_sweep_chart(plt, directory, rows, machine, gpu_note):
+        charts.append(("conv_sweep.png", "conv2d forward GFLOP/s versus filter size, per "
+                                         "algorithm: where FFT overtakes direct and im2col"))
     plt.close("all")
     return charts
+
+
+def write_sweep_chart(plt, directory, rows, machine, gpu_note):
+    """conv_sweep.png: one panel per variant, forward GFLOP/s of each algorithm against the filter
+    size R = S of the sweep rows. Returns False, writing nothing, when no sweep row ran."""
+    lines = {}
+    for (op, v, size), r in rows.items():
+        m = CONV_OP.match(op)
+        if m and m[1] == "forward" and size.startswith("sweep_r") and \
+                machine.kind(v) != "simulator":
+            lines.setdefault(v, {}).setdefault(m[2], {})[int(size[len("sweep_r"):])] = r.rate / 1e9
+    panels = machine.order(set(lines))
+    if not panels:
+        return False
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.5), squeeze=False)
+    for ax, variant in zip(axes.flat, panels):
+        for algorithm, points in sorted(lines[variant].items()):
+            xs = sorted(points)
+            ax.plot(xs, [points[x] for x in xs], marker="o", label=algorithm)
+        ax.set_yscale("log")
+        ax.set_xlabel("filter size R = S (N=8, C=16, 64×64, K=16, pad R/2)")
+        ax.set_ylabel("GFLOP/s (direct-algorithm FLOPs)")
+        ax.set_title(variant + gpu_note)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(os.path.join(directory, "conv_sweep.png"), dpi=110)
+    return True
 
 
 def write_memory_chart(plt, directory, rows, machine, gpu_note):
@@ -839,17 +1028,18 @@ def check_out(out):
                           "choose another --out or remove it")
 
 
-def write_report(json_path, out):
+def write_report(json_path, out, peer_path=None):
     check_out(out)
     try:
-        stage_and_replace(json_path, out)
+        stage_and_replace(json_path, out, peer_path)
     except (AttributeError, KeyError, TypeError, ValueError) as e:
         # Well-formed JSON with a field of the wrong type or shape.
         raise ReportError(f"{json_path} has unexpected content ({type(e).__name__}: {e})")
 
 
-def stage_and_replace(json_path, out):
+def stage_and_replace(json_path, out, peer_path=None):
     doc = load_json(json_path)
+    peer = load_peer(peer_path) if peer_path else None
     rows, skipped = parse_rows(doc)
     machine = Machine(doc["context"])
     parent = os.path.dirname(os.path.abspath(out))
@@ -860,7 +1050,7 @@ def stage_and_replace(json_path, out):
         os.chmod(staging, 0o777 & ~current_umask())  # mkdtemp's 0700 would hide the report
         shutil.copyfile(json_path, os.path.join(staging, "benchmarks.json"))
         charts = write_charts(staging, rows, machine)
-        text = report_markdown(doc, rows, skipped, machine, charts, "benchmarks.json")
+        text = report_markdown(doc, rows, skipped, machine, charts, "benchmarks.json", peer)
         with open(os.path.join(staging, "report.md"), "w", encoding="utf-8") as f:
             f.write(text)
         with open(os.path.join(staging, MARKER), "w", encoding="utf-8") as f:
@@ -897,6 +1087,8 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", help="Google Benchmark JSON written by triptych_bench")
     parser.add_argument("--out", help="report directory to write (replaced if it holds a report)")
+    parser.add_argument("--peer", metavar="FILE",
+                        help="PyTorch's figures on this machine (pytorch_cpu.py conv pool output)")
     parser.add_argument("--check-out", metavar="DIR",
                         help="only check that DIR may be written, then exit")
     args = parser.parse_args(argv)
@@ -906,7 +1098,7 @@ def main(argv):
             return 0
         if not args.json or not args.out:
             raise ReportError("--json FILE and --out DIR are both needed")
-        write_report(args.json, args.out)
+        write_report(args.json, args.out, args.peer)
     except ReportError as e:
         print(f"report.py: {e}", file=sys.stderr)
         return 1

@@ -97,6 +97,8 @@ void register_softmax(const Options& options);      // softmax.cpp
 void register_losses(const Options& options);       // losses.cpp: mse_loss, softmax_cross_entropy
 void register_reductions(const Options& options);   // reduce.cpp: sum, both modes
 void register_dense(const Options& options);        // dense.cpp: fused against unfused
+void register_conv(const Options& options);         // conv.cpp: conv2d, every algorithm
+void register_pool(const Options& options);         // pool.cpp: max and average pooling
 void register_copy(const Options& options);         // copy.cpp
 
 }  // namespace triptych::bench

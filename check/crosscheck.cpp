@@ -7,9 +7,9 @@
 #include <iterator>
 #include <limits>
 
+#include "check/case_helpers.hpp"
 #include "common/errors.hpp"
 #include "common/random.hpp"
-#include "common/timer.hpp"
 #include "cpu/naive/bias.hpp"
 #include "cpu/naive/dense.hpp"
 #include "cpu/naive/gemm.hpp"
@@ -21,52 +21,6 @@
 #include "cpu/naive/tanh.hpp"
 
 namespace triptych::check {
-namespace {
-
-constexpr double unit_roundoff = 0x1p-24;  // u: float32's relative rounding error
-// The smallest normal float. Below it float keeps fewer digits (subnormals), or none where a
-// variant flushes them to zero, so ops whose outputs can underflow get it as an absolute floor.
-constexpr double smallest_normal = 0x1p-126;
-
-std::vector<double> widen(const std::vector<float>& v) { return {v.begin(), v.end()}; }
-
-std::vector<double> absolute(std::vector<double> v) {
-    for (double& x : v) x = std::abs(x);
-    return v;
-}
-
-std::vector<float> random_values(std::int64_t count, Rng& rng, float low = -1.0f,
-                                 float high = 1.0f) {
-    std::vector<float> v(static_cast<std::size_t>(count));
-    rng.uniform(v, low, high);
-    return v;
-}
-
-std::string format(const char* pattern, double value) {
-    char text[64];
-    std::snprintf(text, sizeof text, pattern, value);
-    return text;
-}
-
-// Times `op` on `backend`, including a synchronize so GPU work is finished.
-template <typename Op>
-double timed(const Backend& backend, Op op) {
-    Timer timer;
-    op();
-    backend.synchronize();
-    return timer.seconds();
-}
-
-CaseResult result_for(const Backend& backend, std::string op, std::string shape) {
-    CaseResult r;
-    r.op = std::move(op);
-    r.variant = backend.name();
-    r.device = backend.device();
-    r.shape = std::move(shape);
-    return r;
-}
-
-}  // namespace
 
 std::vector<std::int64_t> parse_sizes(const std::string& op, const std::string& text) {
     std::vector<std::int64_t> sizes;
@@ -821,7 +775,8 @@ Run dense_run(const std::string& op, DensePath path) {
 
 // Default shapes: 1, primes and sizes that are not multiples of any tile (17, 33, 65, 257, 4099),
 // the sizes the lessons and training use (64 x 1000 classes, 784 -> 256), batch 1, rows of
-// length 1, and at least one row of 100 000 for the row-wise ops.
+// length 1, and at least one row of 100 000 for the row-wise ops. Convolution and pooling come
+// last, with their own shapes (conv_checks.cpp).
 const std::vector<OpCheck>& ops() {
     static const std::vector<OpCheck> all = [] {
         const std::string dims = "D1[,D2,...] (tensor dimensions)";
@@ -833,7 +788,7 @@ const std::vector<OpCheck>& ops() {
                                                      "33,65", "100003", "1000,1001"};
         const std::vector<std::string> dense = {"1,1,1",    "1,784,10",   "17,33,5",
                                                 "67,45,91", "64,784,256", "257,129,511"};
-        return std::vector<OpCheck>{
+        std::vector<OpCheck> checks{
             {"gemm",
              "M,N,K",
              {"1,1,1", "17,33,5", "67,45,91", "128,128,128", "257,129,511"},
@@ -872,6 +827,8 @@ const std::vector<OpCheck>& ops() {
             {"dense_forward_unfused", "BATCH,IN,OUT[,ACT] (as dense_forward)", dense,
              dense_run("dense_forward_unfused", DensePath::unfused)},
         };
+        for (OpCheck& c : conv_and_pool_op_checks()) checks.push_back(std::move(c));
+        return checks;
     }();
     return all;
 }

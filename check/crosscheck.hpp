@@ -25,6 +25,10 @@ struct CaseResult {
     std::string tolerance;    // how the bound is formed, e.g. "2(K+2)u * sum|a*b|", "exact"
     Comparison comparison;
     double seconds = 0;       // the op alone, after the inputs are in place (for lesson tables)
+    // Why the case did not run, or "": the variant lacks this pass or algorithm, or refuses this
+    // shape (Unsupported). Set by ops that run several passes or algorithms per shape, so that one
+    // refusal does not hide the others' results.
+    std::string not_run;
 };
 
 struct OpCheck {
@@ -107,6 +111,35 @@ CaseResult check_sum_repeatable(const Backend& backend, const Shape& shape, int 
 enum class DensePath { fused, unfused };
 CaseResult check_dense_forward(const Backend& backend, const DenseShape& shape, DensePath path,
                                std::uint64_t seed);
+
+// --- convolution and pooling (conv_checks.cpp) ---
+// Each pass runs with one algorithm, which must be among backend.conv2d_algorithms().
+// x, w, b and dy are uniform in [-1, 1). backward_weights returns {dw, db}.
+CaseResult check_conv2d_forward(const Backend& backend, const Conv2dShape& shape,
+                                ConvAlgorithm algorithm, std::uint64_t seed);
+CaseResult check_conv2d_backward_data(const Backend& backend, const Conv2dShape& shape,
+                                      ConvAlgorithm algorithm, std::uint64_t seed);
+std::vector<CaseResult> check_conv2d_backward_weights(const Backend& backend,
+                                                      const Conv2dShape& shape,
+                                                      ConvAlgorithm algorithm, std::uint64_t seed);
+
+// Max pooling's x holds many ties (see conv_checks.cpp), so the first-in-window rule is checked:
+// forward returns {y, argmax}, both exact. backward scatters dy through the reference's argmax.
+std::vector<CaseResult> check_max_pool2d_forward(const Backend& backend, const Pool2dShape& shape,
+                                                 std::uint64_t seed);
+CaseResult check_max_pool2d_backward(const Backend& backend, const Pool2dShape& shape,
+                                     std::uint64_t seed);
+CaseResult check_avg_pool2d_forward(const Backend& backend, const Pool2dShape& shape,
+                                    std::uint64_t seed);
+CaseResult check_avg_pool2d_backward(const Backend& backend, const Pool2dShape& shape,
+                                     std::uint64_t seed);
+
+// --shape texts, as `triptych check` takes them; InvalidArgument naming the op and the text for
+// a wrong count or an invalid shape.
+//   conv2d: N,C,H,W,K,R,S[,STRIDE,PAD] or N,C,H,W,K,R,S,STRIDE_H,STRIDE_W,PAD_H,PAD_W
+//   pools:  N,C,H,W,WINDOW,STRIDE[,PAD] or N,C,H,W,WINDOW_H,WINDOW_W,STRIDE_H,STRIDE_W,PAD_H,PAD_W
+Conv2dShape parse_conv2d_shape(const std::string& text);
+Pool2dShape parse_pool2d_shape(const std::string& op, const std::string& text);
 
 // "17,33,5" -> {17, 33, 5}; InvalidArgument naming `op` and the text otherwise.
 std::vector<std::int64_t> parse_sizes(const std::string& op, const std::string& text);

@@ -1,5 +1,5 @@
 # The one GPU switch, TRIPTYCH_GPU (see README "Building for a real GPU"):
-#   cuda  nvcc builds the kernels for the GPU; gpu_vendor (cuBLAS) is available
+#   cuda  nvcc builds the kernels for the GPU; gpu_vendor (cuBLAS, cuDNN) is available
 #   sim   the same .cu files compile as C++ against the CPU simulator in gpu/runtime/sim
 #   off   CPU variants only
 #   auto  cuda when nvcc is found and a GPU is visible now, else sim
@@ -47,6 +47,26 @@ if(CMAKE_CUDA_COMPILER)
     endif()
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
+    # cuDNN, for gpu_vendor's convolution, pooling and activations. Some toolkits ship it in their
+    # own lib/ (not lib64/), which is not on CMake's search path; CUDNN_ROOT points elsewhere.
+    find_path(CUDNN_INCLUDE_DIR cudnn.h
+              HINTS ${CUDNN_ROOT} $ENV{CUDNN_ROOT} ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES include)
+    find_library(CUDNN_LIBRARY cudnn
+                 HINTS ${CUDNN_ROOT} $ENV{CUDNN_ROOT} ${CUDAToolkit_LIBRARY_ROOT}
+                 PATH_SUFFIXES lib64 lib)
+    # A cuda build without cuDNN is refused rather than built without the ops: gpu_vendor is the
+    # ceiling every conv2d and pooling row is compared against, and a silently missing row reads
+    # like a missing result.
+    if(NOT CUDNN_INCLUDE_DIR OR NOT CUDNN_LIBRARY)
+      message(FATAL_ERROR "TRIPTYCH_GPU=cuda needs cuDNN 9 (cudnn.h and libcudnn) for gpu_vendor; "
+                          "none was found next to the CUDA toolkit. Install it (e.g. the cudnn9 "
+                          "package for your CUDA), point -DCUDNN_ROOT=<dir> at it, or build with "
+                          "-DTRIPTYCH_GPU=sim.")
+    endif()
+    add_library(CUDNN::cudnn UNKNOWN IMPORTED)
+    set_target_properties(CUDNN::cudnn PROPERTIES IMPORTED_LOCATION ${CUDNN_LIBRARY}
+                          INTERFACE_INCLUDE_DIRECTORIES ${CUDNN_INCLUDE_DIR})
+    message(STATUS "triptych: cuDNN ${CUDNN_LIBRARY}")
   elseif(TRIPTYCH_NVCC_CHECK AND NOT TRIPTYCH_GPU_FLAVOR STREQUAL "off")
     set(CMAKE_CUDA_ARCHITECTURES 80 90)
     enable_language(CUDA)

@@ -3,10 +3,14 @@
 // For a CPU backend `data()` is host memory; for a GPU backend it is device memory (on the
 // simulator: host memory the simulator knows to be "device"). Tensors never move between backends
 // silently: `Backend::upload` and `Backend::download` are the only ways across.
+//
+// Copying a Tensor shares its buffer (a shared_ptr), and `reshaped` gives the same buffer under
+// another shape: a view, no copy (Flatten uses it).
 #pragma once
 
 #include <memory>
 
+#include "common/errors.hpp"
 #include "common/shape.hpp"
 
 namespace triptych {
@@ -25,6 +29,17 @@ public:
     const float* data() const { return buffer_.get(); }
     // The backend whose memory holds the buffer (null for an empty tensor).
     const Backend* owner() const { return owner_; }
+
+    // The same buffer seen as `shape`, which must have as many elements (row-major order makes any
+    // such shape a valid view). Writes through either tensor are seen by both.
+    Tensor reshaped(Shape shape) const {
+        if (shape.elements() != elements())
+            throw InvalidArgument("reshaped: a tensor of shape " + shape_.str() + " (" +
+                                  std::to_string(elements()) + " elements) cannot be viewed as " +
+                                  shape.str() + " (" + std::to_string(shape.elements()) +
+                                  " elements)");
+        return Tensor(std::move(shape), buffer_, owner_);
+    }
 
 private:
     Shape shape_;

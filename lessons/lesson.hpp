@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "check/crosscheck.hpp"
 #include "common/backend.hpp"
@@ -58,6 +59,23 @@ check::CaseResult run_check(const Backend& b, Check check) {
         failed.comparison.problem = error.what();
         return failed;
     }
+}
+
+// run_check for a check that returns several results from one call (conv2d_backward_weights: dw
+// and db; max_pool2d_forward: y and argmax): every result of the timed call, or the one failed
+// result run_check made of an error. Unsupported propagates.
+template <typename Checks>
+std::vector<check::CaseResult> run_checks(const Backend& b, Checks checks) {
+    std::vector<check::CaseResult> results;
+    const check::CaseResult first = run_check(b, [&] {
+        results.clear();  // so that an error leaves none behind
+        results = checks();
+        for (const check::CaseResult& r : results)
+            if (!r.comparison.passed) return r;  // keeps the first call's results if one failed
+        return results.front();
+    });
+    if (results.empty()) return {first};
+    return results;
 }
 
 // "812 us", "3.07 ms", "1.25 s"; a trailing '*' marks a simulator time (see simulator_footnote).

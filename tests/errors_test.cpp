@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <string>
@@ -246,4 +247,153 @@ TEST_CASE("`triptych check --op NAME --shape ...` runs every dense-layer op and 
     const Run bad_size = run_cli("check --op softmax_forward --shape 4,0");
     CHECK(bad_size.status != 0);
     CHECK_THAT(bad_size.stderr_text, Contains("softmax_forward") && Contains("'4,0'"));
+}
+
+TEST_CASE(
+    "conv2d rejects stride 0, negative padding and a filter larger than the padded input, in "
+    "every pass, naming the values",
+    "[errors][conv]") {
+    const Conv2dShape s{1, 2, 5, 5, 3, 3, 3};  // valid: x (1, 2, 5, 5), w (3, 2, 3, 3)
+    Conv2dShape zero_stride = s, negative_padding = s, large_filter = s;
+    zero_stride.stride_w = 0;
+    negative_padding.pad_h = -1;
+    large_filter.R = 8;
+    large_filter.pad_h = large_filter.pad_w = 1;
+    for (const std::string& variant : backend_names()) {
+        const Backend& b = backend(variant);
+        INFO(variant);
+        const ConvAlgorithm algorithm =
+            b.conv2d_algorithms().empty() ? ConvAlgorithm::direct : b.conv2d_algorithms()[0];
+        const Tensor x = b.allocate(s.x_shape()), w = b.allocate(s.w_shape());
+        const Tensor bias = b.allocate(s.b_shape()), dy = b.allocate(s.y_shape());
+        Tensor y = b.allocate(s.y_shape()), dx = b.allocate(s.x_shape());
+        Tensor dw = b.allocate(s.w_shape()), db = b.allocate(s.b_shape());
+        CHECK_THROWS_MATCHES(b.conv2d_forward(zero_stride, algorithm, x, w, bias, y),
+                             InvalidArgument,
+                             Catch::Matchers::Message(
+                                 "conv2d N1 C2 H5 W5 K3 R3 S3 stride 1,0 pad 0,0: stride must be "
+                                 ">= 1, got 1,0"));
+        CHECK_THROWS_WITH(b.conv2d_backward_data(zero_stride, algorithm, dy, w, dx),
+                          Contains("stride must be >= 1, got 1,0"));
+        CHECK_THROWS_WITH(b.conv2d_backward_weights(zero_stride, algorithm, x, dy, dw, db),
+                          Contains("stride must be >= 1, got 1,0"));
+        CHECK_THROWS_WITH(b.conv2d_forward(negative_padding, algorithm, x, w, bias, y),
+                          Contains("padding must be >= 0, got -1,0"));
+        CHECK_THROWS_WITH(b.conv2d_backward_data(large_filter, algorithm, dy, w, dx),
+                          Contains("filter 8x3 is larger than the padded input 7x7"));
+    }
+}
+
+TEST_CASE("conv2d names both channel counts when the input and the filters disagree",
+          "[errors][conv]") {
+    const Conv2dShape s{1, 2, 5, 5, 3, 3, 3};
+    for (const std::string& variant : backend_names()) {
+        const Backend& b = backend(variant);
+        INFO(variant);
+        const ConvAlgorithm algorithm =
+            b.conv2d_algorithms().empty() ? ConvAlgorithm::direct : b.conv2d_algorithms()[0];
+        const Tensor x = b.allocate(s.x_shape()), bias = b.allocate(s.b_shape());
+        const Tensor dy = b.allocate(s.y_shape());
+        Tensor y = b.allocate(s.y_shape()), dx = b.allocate(s.x_shape());
+        Tensor w4 = b.allocate(Shape{3, 4, 3, 3}), db = b.allocate(s.b_shape());
+        const auto names_both = Contains("the input has 2 channels but the filters have 4");
+        CHECK_THROWS_WITH(b.conv2d_forward(s, algorithm, x, w4, bias, y),
+                          Contains("conv2d_forward") && names_both);
+        CHECK_THROWS_WITH(b.conv2d_backward_data(s, algorithm, dy, w4, dx),
+                          Contains("conv2d_backward_data") && names_both);
+        CHECK_THROWS_WITH(b.conv2d_backward_weights(s, algorithm, x, dy, w4, db),
+                          Contains("conv2d_backward_weights") && names_both);
+    }
+}
+
+TEST_CASE("pooling rejects padding of more than half the window, naming the op and the values",
+          "[errors][pool]") {
+    // Window 3x3 with padding 2: a corner window would cover nothing but padding.
+    const Pool2dShape s{1, 1, 6, 6, 3, 3, 2, 2, 2, 2};
+    const Shape x_shape{1, 1, 6, 6}, y_shape{1, 1, 4, 4};
+    const std::string why = "padding 2,2 is more than half the window 3,3";
+    for (const std::string& variant : backend_names()) {
+        const Backend& b = backend(variant);
+        INFO(variant);
+        const Tensor x = b.allocate(x_shape), dy = b.allocate(y_shape);
+        Tensor y = b.allocate(y_shape), argmax = b.allocate(y_shape), dx = b.allocate(x_shape);
+        CHECK_THROWS_WITH(b.max_pool2d_forward(s, x, y, argmax),
+                          Contains("max_pool2d_forward") && Contains(why));
+        CHECK_THROWS_WITH(b.max_pool2d_backward(s, dy, argmax, dx),
+                          Contains("max_pool2d_backward") && Contains(why));
+        CHECK_THROWS_WITH(b.avg_pool2d_forward(s, x, y),
+                          Contains("avg_pool2d_forward") && Contains(why));
+        CHECK_THROWS_MATCHES(
+            b.avg_pool2d_backward(s, dy, dx), InvalidArgument,
+            Catch::Matchers::Message(
+                "avg_pool2d_backward N1 C1 H6 W6 window 3x3 stride 2,2 pad 2,2: " + why));
+    }
+}
+
+TEST_CASE("a variant asked for a conv2d algorithm it lacks throws Unsupported naming those it has",
+          "[errors][conv]") {
+    const Backend& naive = backend("cpu_naive");
+    const Conv2dShape s{1, 1, 4, 4, 1, 3, 3};
+    const Tensor x = naive.allocate(s.x_shape()), w = naive.allocate(s.w_shape());
+    const Tensor bias = naive.allocate(s.b_shape());
+    Tensor y = naive.allocate(s.y_shape());
+    CHECK_THROWS_MATCHES(naive.conv2d_forward(s, ConvAlgorithm::fft, x, w, bias, y), Unsupported,
+                         Catch::Matchers::Message(
+                             "cpu_naive has no fft algorithm for conv2d_forward; it has: direct"));
+
+    for (const std::string& variant : backend_names()) {
+        const Backend& b = backend(variant);
+        const std::vector<ConvAlgorithm> has = b.conv2d_algorithms();
+        if (has.empty()) continue;
+        std::string names;
+        for (ConvAlgorithm a : has) names += (names.empty() ? "" : ", ") + to_string(a);
+        const Tensor bx = b.allocate(s.x_shape()), dy = b.allocate(s.y_shape());
+        Tensor dx = b.allocate(s.x_shape());
+        for (ConvAlgorithm a : {ConvAlgorithm::direct, ConvAlgorithm::im2col, ConvAlgorithm::fft}) {
+            if (std::find(has.begin(), has.end(), a) != has.end()) continue;
+            INFO(variant << " asked for " << to_string(a));
+            CHECK_THROWS_MATCHES(b.conv2d_backward_data(s, a, dy, b.allocate(s.w_shape()), dx),
+                                 Unsupported,
+                                 Catch::Matchers::Message(variant + " has no " + to_string(a) +
+                                                          " algorithm for conv2d_backward_data; "
+                                                          "it has: " +
+                                                          names));
+        }
+    }
+}
+
+TEST_CASE(
+    "`triptych check --op conv2d|max_pool2d|avg_pool2d --shape ...` runs every pass and rejects "
+    "bad shapes, naming the op and the text",
+    "[cli][conv][pool]") {
+    const std::pair<const char*, const char*> valid[] = {
+        {"conv2d", "2,3,9,8,4,3,3"},         {"conv2d", "1,2,9,8,3,3,2,2,1"},
+        {"conv2d", "1,2,9,8,3,3,2,3,1,1,0"}, {"max_pool2d", "2,3,9,8,3,2"},
+        {"max_pool2d", "2,3,9,8,3,2,1"},     {"avg_pool2d", "1,2,9,8,2,3,2,1,1,1"},
+    };
+    for (const auto& [op, shape] : valid)
+        for (const char* variant : {"cpu_naive", "cpu_eigen_omp"}) {
+            const std::string arguments =
+                std::string("check --op ") + op + " --shape " + shape + " --backend " + variant;
+            INFO(arguments);
+            CHECK(run_cli(arguments).status == 0);
+        }
+
+    const std::pair<const char*, const char*> invalid[] = {
+        {"check --op conv2d --shape 1,2,3", "N,C,H,W,K,R,S[,STRIDE,PAD]"},
+        {"check --op conv2d --shape 1,1,5,5,1,3,3,0,0", "stride must be >= 1"},
+        {"check --op conv2d --shape 1,1,5,5,1,3,x", "not a list of integers"},
+        {"check --op max_pool2d --shape 1,1,6,6,3,2,2", "more than half the window"},
+        {"check --op avg_pool2d --shape 1,1,6,6,3", "N,C,H,W,WINDOW,STRIDE[,PAD]"},
+    };
+    for (const auto& [arguments, why] : invalid) {
+        INFO(arguments);
+        const std::string text(arguments);
+        const std::string op = text.substr(11, text.find(' ', 11) - 11);
+        const std::string shape = text.substr(text.rfind(' ') + 1);
+        const Run run = run_cli(arguments);
+        CHECK(run.status != 0);
+        CHECK(one_line(run.stderr_text));
+        CHECK_THAT(run.stderr_text, Contains(op) && Contains("'" + shape + "'") && Contains(why));
+    }
 }

@@ -27,6 +27,14 @@ std::vector<double> numerical_gradient(Loss loss, std::vector<double> x, double 
     return gradient;
 }
 
+// sum_i dy_i * y_i: the scalar whose gradient with respect to y is dy, so that a backward pass
+// given dy must return the gradient of this loss with respect to the forward pass's inputs.
+inline double weighted_sum(const std::vector<double>& dy, const std::vector<double>& y) {
+    double sum = 0;
+    for (std::size_t i = 0; i < y.size(); ++i) sum += dy[i] * y[i];
+    return sum;
+}
+
 // `count` values uniform in [low, high), drawn as floats (so the float32 variants see exactly the
 // same inputs) and widened to double for the reference and the finite differences.
 inline std::vector<double> random_doubles(std::size_t count, Rng& rng, float low = -1,

@@ -34,10 +34,17 @@ void print_help() {
 }
 
 void print_row(const check::CaseResult& r, const std::string& verdict) {
-    std::printf("%-22s %-14s %-26.26s %-30s %10.3g %10.3g  %-20s %s\n", r.op.c_str(),
+    std::printf("%-23s %-14s %-26.26s %-50s %10.3g %10.3g  %-24s %s\n", r.op.c_str(),
                 r.variant.c_str(), r.device.c_str(), r.shape.c_str(),
                 r.comparison.max_abs_error, r.comparison.relative_error, r.tolerance.c_str(),
                 verdict.c_str());
+}
+
+// A case the variant does not run (Unsupported), and why.
+void print_not_run(const std::string& op, const std::string& variant, const std::string& device,
+                   const std::string& shape, const std::string& why) {
+    std::printf("%-23s %-14s %-26.26s %-50s n/a: %s\n", op.c_str(), variant.c_str(),
+                device.c_str(), shape.c_str(), why.c_str());
 }
 
 }  // namespace
@@ -72,7 +79,7 @@ int check_main(const Args& args) {
 
     std::printf("seed %llu (replay with --seed %llu)\n\n", (unsigned long long)seed,
                 (unsigned long long)seed);
-    std::printf("%-22s %-14s %-26s %-30s %10s %10s  %-20s %s\n", "op", "variant", "device",
+    std::printf("%-23s %-14s %-26s %-50s %10s %10s  %-24s %s\n", "op", "variant", "device",
                 "shape", "max abs", "rel error", "tolerance", "result");
     int passed = 0, failed = 0, unsupported = 0;
     for (const check::OpCheck* op : ops) {
@@ -83,19 +90,22 @@ int check_main(const Args& args) {
             for (const std::string& shape : shapes) {
                 try {
                     for (const check::CaseResult& r : op->run(b, shape, seed)) {
+                        if (!r.not_run.empty()) {
+                            print_not_run(r.op, r.variant, r.device, r.shape, r.not_run);
+                            ++unsupported;
+                            continue;
+                        }
                         const bool ok = r.comparison.passed;
                         print_row(r, ok ? "PASS" : "FAIL: " + r.comparison.describe());
                         (ok ? passed : failed)++;
                     }
                 } catch (const Unsupported& e) {
-                    std::printf("%-22s %-14s %-26.26s %-30s %s\n", op->name.c_str(),
-                                variant.c_str(), b.device().c_str(), shape.c_str(),
-                                ("n/a: " + std::string(e.what())).c_str());
+                    print_not_run(op->name, variant, b.device(), shape, e.what());
                     ++unsupported;
                 } catch (const InvalidArgument&) {
                     throw;  // a bad --shape: one error line, not a table of failures
                 } catch (const std::exception& e) {
-                    std::printf("%-22s %-14s %-26.26s %-30s FAIL: %s\n", op->name.c_str(),
+                    std::printf("%-23s %-14s %-26.26s %-50s FAIL: %s\n", op->name.c_str(),
                                 variant.c_str(), b.device().c_str(), shape.c_str(), e.what());
                     ++failed;
                 }

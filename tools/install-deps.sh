@@ -11,6 +11,7 @@ packages=(
   libboost-context-dev           # the CUDA simulator's fibers
   catch2                         # tests (Catch2 2.x)
   libbenchmark-dev               # benchmarks (Google Benchmark)
+  zlib1g-dev                     # reading gzip-compressed IDX files (MNIST format)
   python3-matplotlib             # the report's charts
 )
 

@@ -295,21 +295,25 @@ void print_bench_help() {
 void print_report_help() {
     std::puts(
         "usage: triptych report [--from FILE.json] [--out DIR] [--filter REGEX] [--quick]\n"
-        "                       [--include-simulator]\n"
+        "                       [--include-simulator] [--peer FILE]\n"
         "\n"
         "Runs the benchmarks (as triptych bench does), or reads a saved run, and writes DIR:\n"
         "report.md (the machine, GEMM GFLOP/s and speedups over cpu_naive and cpu_eigen_omp,\n"
         "GPU kernels as % of cuBLAS, cpu_eigen_omp as % of OpenBLAS, ReLU GB/s against copy\n"
         "bandwidth, the GB/s of every memory-bound op and its % of the copy bandwidth, sum's\n"
         "deterministic and fast modes, what fusing GEMM + bias + activation buys,\n"
-        "host<->device transfer cost), PNG charts and the raw JSON. Without a GPU every GPU\n"
+        "host<->device transfer cost, conv2d per algorithm and its filter-size sweep, pooling),\n"
+        "PNG charts and the raw JSON. Without a GPU every GPU\n"
         "column says \"no GPU\". DIR is replaced only once the new report is complete.\n"
         "\n"
         "  --from FILE.json     report this saved run (triptych bench --out) instead of running\n"
         "  --out DIR            the report directory (default: report)\n"
         "  --filter REGEX       only rows whose name matches\n"
         "  --quick              small sizes and short timing: seconds, for tests and CI\n"
-        "  --include-simulator  also time the simulator variants (reported apart, never as GPU)");
+        "  --include-simulator  also time the simulator variants (reported apart, never as GPU)\n"
+        "  --peer FILE          PyTorch's figures from this machine, printed by\n"
+        "                       pytorch_cpu.py conv pool (../shared/peers): shown beside ours,\n"
+        "                       with the speed ratios");
 }
 
 }  // namespace
@@ -335,7 +339,7 @@ int bench_main(const Args& args) {
 }
 
 int report_main(const Args& args) {
-    Options options("report", args, {"--from", "--out", "--filter"},
+    Options options("report", args, {"--from", "--out", "--filter", "--peer"},
                     {"--help", "--quick", "--include-simulator"});
     if (options.has("--help")) {
         print_report_help();
@@ -348,17 +352,28 @@ int report_main(const Args& args) {
             "--filter, --quick and --include-simulator choose what to run; "
             "they cannot be combined with --from");
     const std::string out = options.get("--out", "report");
-    // Refuse a bad --out before spending minutes on benchmarks.
+    // Refuse a bad --out or --peer before spending minutes on benchmarks.
     run_report_py({"--check-out", out});
+    std::vector<std::string> peer;
+    if (options.has("--peer")) {
+        const std::string path = options.get("--peer");
+        if (!fs::is_regular_file(path)) throw DataError("cannot read " + path + ": no such file");
+        peer = {"--peer", path};
+    }
+    auto write_report = [&](const std::string& json_path) {
+        std::vector<std::string> arguments = {"--json", json_path, "--out", out};
+        arguments.insert(arguments.end(), peer.begin(), peer.end());
+        run_report_py(arguments);
+    };
     if (!running) {
         const std::string from = options.get("--from");
         if (!fs::is_regular_file(from)) throw DataError("cannot read " + from + ": no such file");
-        run_report_py({"--json", from, "--out", out});
+        write_report(from);
         return 0;
     }
     TemporaryFile json(fs::temp_directory_path(), "triptych-bench");
     run_benchmarks(bench_run(options), &json.path());
-    run_report_py({"--json", json.path().string(), "--out", out});
+    write_report(json.path().string());
     return 0;
 }
 

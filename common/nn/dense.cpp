@@ -1,9 +1,7 @@
 #include "common/nn/dense.hpp"
 
-#include <cmath>
 #include <vector>
 
-#include "common/random.hpp"
 
 namespace triptych::nn {
 
@@ -11,11 +9,8 @@ Dense::Dense(const Backend& backend, std::int64_t in, std::int64_t out, Activati
              std::uint64_t seed)
     : Layer(backend), in_(in), out_(out), activation_(activation) {
     DenseShape{1, in, out, activation}.validate();
-    const double limit = activation == Activation::relu ? std::sqrt(6.0 / double(in))
-                                                        : std::sqrt(6.0 / double(in + out));
-    std::vector<float> weights(static_cast<std::size_t>(in * out));
-    Rng rng(seed);
-    rng.uniform(weights, float(-limit), float(limit));
+    const std::vector<float> weights =
+        initial_weights(in * out, double(in), double(out), activation, seed);
     W_ = Parameter{"dense.W", backend.upload(Shape{out, in}, weights), backend.allocate(Shape{out, in})};
     const std::vector<float> zeros(static_cast<std::size_t>(out), 0.0f);
     b_ = Parameter{"dense.b", backend.upload(Shape{out}, zeros), backend.allocate(Shape{out})};

@@ -6,10 +6,13 @@
 // The tensors a layer returns belong to it and stay valid until its next forward/backward.
 #pragma once
 
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "common/backend.hpp"
+#include "common/random.hpp"
 
 namespace triptych::nn {
 
@@ -19,6 +22,20 @@ struct Parameter {
     Tensor value;
     Tensor grad;
 };
+
+// A layer's initial weights: `count` values uniform in [-limit, limit], drawn from `seed`, with
+// limit = sqrt(6 / fan_in) when a ReLU follows (He et al., 2015) and sqrt(6 / (fan_in + fan_out))
+// otherwise (Glorot and Bengio, 2010). Both keep the variance of the signal about the same from
+// layer to layer, so that a deep stack neither explodes nor dies at the start of training.
+inline std::vector<float> initial_weights(std::int64_t count, double fan_in, double fan_out,
+                                          Activation followed_by, std::uint64_t seed) {
+    const double limit = followed_by == Activation::relu ? std::sqrt(6.0 / fan_in)
+                                                         : std::sqrt(6.0 / (fan_in + fan_out));
+    std::vector<float> weights(static_cast<std::size_t>(count));
+    Rng rng(seed);
+    rng.uniform(weights, float(-limit), float(limit));
+    return weights;
+}
 
 class Layer {
 public:

@@ -52,22 +52,22 @@ void conv2d_forward(const Conv2dShape& s, const T* x, const T* w, const T* b, T*
     for (std::int64_t n = 0; n < s.N; ++n)
         for (std::int64_t k = 0; k < s.K; ++k)
             for (std::int64_t i = 0; i < P * Q; ++i) y[(n * s.K + k) * P * Q + i] = b[k];
-    for_each_conv_term(s, [&](auto n, auto k, auto p, auto q, auto c, auto r, auto t, auto h,
-                              auto wi) {
-        y[index4(n, k, p, q, s.K, P, Q)] +=
-            x[index4(n, c, h, wi, s.C, s.H, s.W)] * w[index4(k, c, r, t, s.C, s.R, s.S)];
-    });
+    for_each_conv_term(
+        s, [&](auto n, auto k, auto p, auto q, auto c, auto r, auto t, auto h, auto wi) {
+            y[index4(n, k, p, q, s.K, P, Q)] +=
+                x[index4(n, c, h, wi, s.C, s.H, s.W)] * w[index4(k, c, r, t, s.C, s.R, s.S)];
+        });
 }
 
 template <typename T>
 void conv2d_backward_data(const Conv2dShape& s, const T* dy, const T* w, T* dx) {
     const std::int64_t P = s.P(), Q = s.Q();
     for (std::int64_t i = 0; i < s.N * s.C * s.H * s.W; ++i) dx[i] = T(0);
-    for_each_conv_term(s, [&](auto n, auto k, auto p, auto q, auto c, auto r, auto t, auto h,
-                              auto wi) {
-        dx[index4(n, c, h, wi, s.C, s.H, s.W)] +=
-            dy[index4(n, k, p, q, s.K, P, Q)] * w[index4(k, c, r, t, s.C, s.R, s.S)];
-    });
+    for_each_conv_term(
+        s, [&](auto n, auto k, auto p, auto q, auto c, auto r, auto t, auto h, auto wi) {
+            dx[index4(n, c, h, wi, s.C, s.H, s.W)] +=
+                dy[index4(n, k, p, q, s.K, P, Q)] * w[index4(k, c, r, t, s.C, s.R, s.S)];
+        });
 }
 
 template <typename T>
@@ -78,11 +78,11 @@ void conv2d_backward_weights(const Conv2dShape& s, const T* x, const T* dy, T* d
     for (std::int64_t n = 0; n < s.N; ++n)
         for (std::int64_t k = 0; k < s.K; ++k)
             for (std::int64_t i = 0; i < P * Q; ++i) db[k] += dy[(n * s.K + k) * P * Q + i];
-    for_each_conv_term(s, [&](auto n, auto k, auto p, auto q, auto c, auto r, auto t, auto h,
-                              auto wi) {
-        dw[index4(k, c, r, t, s.C, s.R, s.S)] +=
-            dy[index4(n, k, p, q, s.K, P, Q)] * x[index4(n, c, h, wi, s.C, s.H, s.W)];
-    });
+    for_each_conv_term(
+        s, [&](auto n, auto k, auto p, auto q, auto c, auto r, auto t, auto h, auto wi) {
+            dw[index4(k, c, r, t, s.C, s.R, s.S)] +=
+                dy[index4(n, k, p, q, s.K, P, Q)] * x[index4(n, c, h, wi, s.C, s.H, s.W)];
+        });
 }
 
 }  // namespace triptych::cpu_naive

@@ -132,9 +132,11 @@ def gpu_run():
                                triptych_gpu_memory_gib="139.8"), "benchmarks": rows}
 
 
-def run_report(json_path, out):
-    return subprocess.run([sys.executable, REPORT_PY, "--json", json_path, "--out", out],
-                          capture_output=True, text=True)
+def run_report(json_path, out, peer=None):
+    command = [sys.executable, REPORT_PY, "--json", json_path, "--out", out]
+    if peer:
+        command += ["--peer", peer]
+    return subprocess.run(command, capture_output=True, text=True)
 
 
 def snapshot(directory):
@@ -167,10 +169,12 @@ def write_json(directory, doc, name):
     return path
 
 
-def make_report(directory, doc, name):
-    """Writes `doc` and reports it into `directory/name`; returns (report dir, report.md text)."""
+def make_report(directory, doc, name, peer=None):
+    """Writes `doc` (and the peer text, if any) and reports it into `directory/name`; returns
+    (report dir, report.md text)."""
     out = os.path.join(directory, name)
-    result = run_report(write_json(directory, doc, name + ".json"), out)
+    peer_path = write_json(directory, peer, name + ".peer.txt") if peer else None
+    result = run_report(write_json(directory, doc, name + ".json"), out, peer_path)
     if result.returncode != 0:
         raise AssertionError(result.stderr)
     with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
@@ -180,11 +184,12 @@ def make_report(directory, doc, name):
 class OneReport(unittest.TestCase):
     """Tests that read one report, made once for the class (matplotlib takes seconds to start)."""
     make_run = None
+    peer = None
 
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
-        cls.out, cls.md = make_report(cls.tmp.name, cls.make_run(), "report")
+        cls.out, cls.md = make_report(cls.tmp.name, cls.make_run(), "report", cls.peer)
         cls.tables = tables(cls.md)
 
     @classmethod
@@ -304,6 +309,86 @@ class WithoutGpu(OneReport):
             with open(os.path.join(self.out, png), "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", png)
             self.assertIn(f"]({png})", self.md)
+
+
+def conv_row(op, variant, shape, ms, flops):
+    return [aggregate(f"{op}/{variant}/{shape}/real_time", "median", ms / 1e3,
+                      flops=flops / (ms / 1e3))]
+
+
+def conv_run():
+    """conv2d and pooling rows on the CPU (and one simulator row that must stay out): cpu_eigen_omp
+    im2col beats its direct on lenet_conv1; the sweep has two algorithms."""
+    lenet1 = 2.0 * 64 * 6 * 28 * 28 * 1 * 5 * 5  # 2·N·K·P·Q·C·R·S
+    rows = cpu_benchmarks()
+    rows += conv_row("conv2d_forward_direct", "cpu_naive", "lenet_conv1", 40, lenet1)
+    rows += conv_row("conv2d_forward_direct", "cpu_eigen_omp", "lenet_conv1", 2, lenet1)
+    rows += conv_row("conv2d_forward_im2col", "cpu_eigen_omp", "lenet_conv1", 0.5, lenet1)
+    rows += conv_row("conv2d_forward_backward_im2col", "cpu_eigen_omp", "lenet_conv1", 2,
+                     3 * lenet1)
+    rows += conv_row("conv2d_forward_direct", "gpu_tiled_on_simulator", "lenet_conv1", 0.001,
+                     lenet1)
+    for r, direct, fft in ((3, 10, 2), (15, 4, 6)):
+        rows += conv_row("conv2d_forward_direct", "cpu_eigen_omp", f"sweep_r{r}", 1, direct * 1e9)
+        rows += conv_row("conv2d_forward_fft", "cpu_eigen_omp", f"sweep_r{r}", 1, fft * 1e9)
+    for op in ("max_pool2d_forward", "avg_pool2d_forward"):
+        name = f"{op}/cpu_eigen_omp/64x6x28x28_w2s2/real_time"
+        rows += [aggregate(name, "median", pool_ms(op) / 1e3, bytes=10e9)]
+    return {"context": context("cpu_naive=cpu,cpu_eigen_omp=cpu,gpu_naive=simulator,"
+                               "gpu_tiled=simulator"), "benchmarks": rows}
+
+
+def pool_ms(op):
+    """The time of conv_run's pooling row for `op`: 0.301 ms for max (half PyTorch's 0.602 ms),
+    0.1505 ms for avg."""
+    return 0.301 if op.startswith("max") else 0.1505
+
+
+PEER_TEXT = """torch 1.13.0a0, 2 threads
+conv2d lenet_conv1 N64 C1 H28 W28 K6 R5 S5 s1 p2: forward 1.000 ms (4.8 GFLOP/s), forward+backward 3.000 ms
+pool N64 C6 H28 W28 k2 s2: max 0.602 ms, avg 0.301 ms
+"""
+
+
+class ConvolutionAndPeer(OneReport):
+    make_run = staticmethod(conv_run)
+    peer = PEER_TEXT
+
+    def test_every_variant_and_algorithm_gets_a_conv_row_but_no_simulator_row(self):
+        table = self.tables["Convolution"]
+        where = {"variant": "cpu_eigen_omp", "algorithm": "im2col", "shape": "lenet_conv1"}
+        self.assertEqual(cell_where(table, "forward ms", **where), "0.5")
+        self.assertEqual(cell_where(table, "forward+backward ms", **where), "2")
+        self.assertEqual(cell_where(table, "forward ms", variant="cpu_naive"), "40")
+        self.assertNotIn("gpu_tiled_on_simulator", column(table, "variant"))
+        self.assertEqual(cell_where(table, "forward ms", variant="PyTorch (CPU)"), "1")
+
+    def test_pytorch_ratio_uses_our_fastest_algorithm(self):
+        table = self.tables["cpu_eigen_omp against PyTorch on the CPU"]
+        forward = {"shape": "lenet_conv1", "pass": "forward"}
+        self.assertEqual(cell_where(table, "our algorithm", **forward), "im2col")
+        self.assertEqual(cell_where(table, "speed ratio", **forward), "2.00×")
+        self.assertEqual(cell_where(table, "speed ratio", shape="lenet_conv1",
+                                    **{"pass": "forward+backward"}), "1.50×")
+
+    def test_pooling_against_pytorch(self):
+        table = self.tables["Pooling"]
+        self.assertEqual(cell_where(table, "max_pool2d_forward ms", variant="PyTorch (CPU)"),
+                         "0.602")
+        self.assertIn("| 64x6x28x28_w2s2 | max_pool2d_forward | 0.301 | 0.602 | 2.00× |", self.md)
+        self.assertIn("| 64x6x28x28_w2s2 | avg_pool2d_forward | 0.15 | 0.301 | 2.00× |", self.md)
+
+    def test_the_filter_sweep_is_charted(self):
+        self.assertTrue(os.path.exists(os.path.join(self.out, "conv_sweep.png")))
+        self.assertIn("conv_sweep.png", self.md)
+
+    def test_a_peer_file_without_figures_is_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            json_path = write_json(tmp, conv_run(), "run.json")
+            peer = write_json(tmp, "torch 1.13, 2 threads\n", "peer.txt")
+            result = run_report(json_path, os.path.join(tmp, "report"), peer)
+            self.assertEqual(result.returncode, 1)
+            self.assertIn("holds no conv or pool lines", result.stderr)
 
 
 class WithGpu(OneReport):

@@ -1,0 +1,68 @@
+// What every check in this folder shares (crosscheck.cpp: gemm and the dense-layer ops;
+// conv_checks.cpp: convolution and pooling): the float32 rounding constants the tolerances are
+// written in, random inputs, a timer around one op, and the start of a CaseResult. Internal to
+// check/; users of the cross-check include check/crosscheck.hpp.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "check/crosscheck.hpp"
+#include "common/random.hpp"
+#include "common/timer.hpp"
+
+namespace triptych::check {
+
+inline constexpr double unit_roundoff = 0x1p-24;  // u: float32's relative rounding error
+// The smallest normal float. Below it float keeps fewer digits (subnormals), or none where a
+// variant flushes them to zero, so ops whose outputs can underflow get it as an absolute floor.
+inline constexpr double smallest_normal = 0x1p-126;
+
+inline std::vector<double> widen(const std::vector<float>& v) {
+    return {v.begin(), v.end()};
+}
+
+inline std::vector<double> absolute(std::vector<double> v) {
+    for (double& x : v) x = std::abs(x);
+    return v;
+}
+
+inline std::vector<float> random_values(std::int64_t count, Rng& rng, float low = -1.0f,
+                                        float high = 1.0f) {
+    std::vector<float> v(static_cast<std::size_t>(count));
+    rng.uniform(v, low, high);
+    return v;
+}
+
+inline std::string format(const char* pattern, double value) {
+    char text[64];
+    std::snprintf(text, sizeof text, pattern, value);
+    return text;
+}
+
+// Times `op` on `backend`, including a synchronize so GPU work is finished.
+template <typename Op>
+double timed(const Backend& backend, Op op) {
+    Timer timer;
+    op();
+    backend.synchronize();
+    return timer.seconds();
+}
+
+inline CaseResult result_for(const Backend& backend, std::string op, std::string shape) {
+    CaseResult r;
+    r.op = std::move(op);
+    r.variant = backend.name();
+    r.device = backend.device();
+    r.shape = std::move(shape);
+    return r;
+}
+
+// The OpChecks of conv2d, max_pool2d and avg_pool2d (conv_checks.cpp), for ops().
+std::vector<OpCheck> conv_and_pool_op_checks();
+
+}  // namespace triptych::check

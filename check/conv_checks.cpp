@@ -1,0 +1,515 @@
+// The cross-check of convolution and pooling: every pass, with every algorithm a variant offers,
+// against the float64 cpu_naive reference (cpu/naive/conv2d.hpp, cpu/naive/pool2d.hpp), and the
+// OpChecks `triptych check --op conv2d|max_pool2d|avg_pool2d` runs.
+//
+// Each tolerance is written next to its check, as in crosscheck.cpp: a first-order rounding-error
+// bound, doubled. In short:
+//   direct, im2col  every output is a sum of products (C R S of them for y, at most K R S for dx,
+//                   N P Q for dw) added in some order, so gemm's bound with that length holds;
+//   fft             a transformed sum's error is relative to the whole planes it came from,
+//                   not to the terms of one output (see fft_levels and the passes below);
+//   max pooling     exact: y, argmax and (without overlap) dx only move values;
+//   avg pooling     a short sum and a division.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "check/case_helpers.hpp"
+#include "check/crosscheck.hpp"
+#include "common/errors.hpp"
+#include "common/math.hpp"
+#include "cpu/naive/conv2d.hpp"
+#include "cpu/naive/pool2d.hpp"
+
+namespace triptych::check {
+namespace {
+
+// "N7 C3 H13 W17 K5 R1 S1 stride 1,1 pad 0,0 im2col", plus "dw" or "db" where a pass has two.
+std::string describe(const Conv2dShape& s, ConvAlgorithm algorithm,
+                     const std::string& detail = "") {
+    return s.str() + " " + to_string(algorithm) + (detail.empty() ? "" : " " + detail);
+}
+
+// The 2-norm of each (rows x cols) plane of a tensor of `planes` planes: ||x[n, c]|| for x.
+std::vector<double> plane_norms(const std::vector<double>& v, std::int64_t planes,
+                                std::int64_t plane_size) {
+    std::vector<double> norms(static_cast<std::size_t>(planes));
+    for (std::int64_t i = 0; i < planes; ++i) {
+        double squares = 0;
+        for (std::int64_t j = 0; j < plane_size; ++j)
+            squares += v[i * plane_size + j] * v[i * plane_size + j];
+        norms[static_cast<std::size_t>(i)] = std::sqrt(squares);
+    }
+    return norms;
+}
+
+std::int64_t power_of_two_at_least(std::int64_t n) {
+    std::int64_t p = 1;
+    while (p < n) p *= 2;
+    return p;
+}
+
+// The fft algorithm's error model. A convolution by FFT transforms both planes, multiplies them
+// pointwise and transforms back, so every output carries rounding errors from every element of
+// both planes: its error is relative to the whole planes, not to the terms of its own sum.
+// Percival (Rapid multiplication modulo the sum and difference of highly composite numbers,
+// Math. Comp. 72, 2003) bounds a cyclic convolution z = x (*) y computed with radix-2 FFTs of
+// length 2^L, twiddle factors within beta of exact:
+//   max_i |z'_i - z_i| <= ||x||_2 ||y||_2 ((1 + u)^3L (1 + sqrt(5) u)^(3L+1) (1 + beta)^3L - 1)
+//                       ~ ((3 + 3 sqrt(5) + 3 beta / u) L + sqrt(5)) u ||x||_2 ||y||_2.
+// With twiddles within 2u (sin and cos each within an ulp) that is below (16 L + 3) u ||x|| ||y||.
+// An Fh x Fw transform is L = log2(Fh Fw) radix-2 levels; zero padding, a stride (dy dilated with
+// zeros) and a flipped filter change no norm. Adding T such convolutions (over channels, in the
+// frequency domain or after the inverse transforms) costs (T - 1) u more against the same scale:
+// by Parseval the products |X_j W_j| summed over the n frequencies are at most
+// ||X|| ||W|| = n ||x|| ||w||, and the inverse transform divides by n. In all, for T terms:
+//   (16 L + T + 2) u sum_t ||x_t|| ||w_t||.
+//
+// The bound holds for any input, so it is far from tight on random ones, whose rounding errors
+// add like a random walk: the FFT passes of cpu_eigen_omp and gpu_tiled used at most 0.3% of it
+// on the default shapes (30% on the one-pixel plane, where the transform does nothing). It still
+// fails an FFT that is 0.1% off on LeNet's second layer (tests/conv_test.cpp), or a wrong index.
+//
+// L here is that of the largest transform an FFT convolution of this shape needs: a power of two
+// in each dimension that holds the whole linear convolution (H + 2 pad_h + R - 1 rows), so no
+// wrap-around reaches an output. An implementation with smaller transforms (or tiles) does fewer
+// levels, and meets a bound a little looser than its own.
+double fft_levels(const Conv2dShape& s) {
+    const std::int64_t rows = power_of_two_at_least(s.H + 2 * s.pad_h + s.R - 1);
+    const std::int64_t cols = power_of_two_at_least(s.W + 2 * s.pad_w + s.S - 1);
+    return std::log2(double(rows * cols));
+}
+
+// The per-output scale of an FFT pass: for output plane (i, j), T convolutions added, and
+// `roundings` more roundings against the same scale (T + 2 above, one more for a bias),
+//   (16 L + roundings) sum_t ||a[i, t]|| ||b[t, j]||   (a_norms (I, T), b_norms (T, J)).
+// Every element of the plane gets the same scale.
+std::vector<double> fft_scale(const Conv2dShape& s, const std::vector<double>& a_norms,
+                              const std::vector<double>& b_norms, std::int64_t I, std::int64_t T,
+                              std::int64_t J, std::int64_t plane_size, std::int64_t roundings) {
+    const double factor = 16.0 * fft_levels(s) + double(roundings);
+    std::vector<double> scale(static_cast<std::size_t>(I * J * plane_size));
+    for (std::int64_t i = 0; i < I; ++i)
+        for (std::int64_t j = 0; j < J; ++j) {
+            double sum = 0;
+            for (std::int64_t t = 0; t < T; ++t) sum += a_norms[i * T + t] * b_norms[t * J + j];
+            std::fill_n(scale.begin() + (i * J + j) * plane_size, plane_size, factor * sum);
+        }
+    return scale;
+}
+
+// Norms held (rows, cols) rearranged as (cols, rows), where fft_scale wants the other index first
+// (w's norms are (K, C), the forward pass adds over C).
+std::vector<double> transposed(const std::vector<double>& norms, std::int64_t rows,
+                               std::int64_t cols) {
+    std::vector<double> t(norms.size());
+    for (std::int64_t i = 0; i < rows; ++i)
+        for (std::int64_t j = 0; j < cols; ++j) t[j * rows + i] = norms[i * cols + j];
+    return t;
+}
+
+// The bound of a bias gradient, as bias_backward's: a sum of N P Q terms in any order,
+// 2 (N P Q + 1) u sum|dy|, whatever the algorithm (no pass needs a transform for it).
+double bias_gradient_rtol(const Conv2dShape& s) {
+    return 2.0 * double(s.N * s.P() * s.Q() + 1) * unit_roundoff;
+}
+
+}  // namespace
+
+// conv2d_forward. Tolerance:
+//   direct, im2col: y = b + a dot product of at most C R S terms, as gemm:
+//                   2 (C R S + 2) u (sum|x w| + |b|);
+//   fft:            per output plane (n, k), the bound above with C channels, plus the bias's
+//                   rounding: u ((16 L + C + 3) sum_c ||x[n, c]|| ||w[k, c]|| + |b[k]|);
+//                   doubled.
+CaseResult check_conv2d_forward(const Backend& backend, const Conv2dShape& s,
+                                ConvAlgorithm algorithm, std::uint64_t seed) {
+    s.validate();
+    Rng rng(seed);
+    const std::vector<float> x = random_values(s.x_shape().elements(), rng);
+    const std::vector<float> w = random_values(s.w_shape().elements(), rng);
+    const std::vector<float> b = random_values(s.K, rng);
+    const std::vector<double> wide_x = widen(x), wide_w = widen(w), abs_b = absolute(widen(b));
+    std::vector<double> ref(static_cast<std::size_t>(s.y_shape().elements())), scale(ref.size());
+    cpu_naive::conv2d_forward<double>(s, wide_x.data(), wide_w.data(), widen(b).data(), ref.data());
+
+    double rtol = 0;
+    CaseResult r = result_for(backend, "conv2d_forward", describe(s, algorithm));
+    if (algorithm == ConvAlgorithm::fft) {
+        const std::int64_t PQ = s.P() * s.Q();
+        scale = fft_scale(s, plane_norms(wide_x, s.N * s.C, s.H * s.W),
+                          transposed(plane_norms(wide_w, s.K * s.C, s.R * s.S), s.K, s.C), s.N, s.C,
+                          s.K, PQ, s.C + 3);
+        for (std::size_t i = 0; i < scale.size(); ++i) scale[i] += abs_b[(i / PQ) % s.K];
+        rtol = 2 * unit_roundoff;
+        r.tolerance = "2u((16L+C+3)|x||w|+|b|)";
+    } else {
+        cpu_naive::conv2d_forward<double>(s, absolute(wide_x).data(), absolute(wide_w).data(),
+                                          abs_b.data(), scale.data());
+        rtol = 2.0 * double(s.C * s.R * s.S + 2) * unit_roundoff;
+        r.tolerance = format("%.2g * sum|x*w|", rtol);
+    }
+
+    const Tensor X = backend.upload(s.x_shape(), x);
+    const Tensor Wt = backend.upload(s.w_shape(), w);
+    const Tensor B = backend.upload(s.b_shape(), b);
+    Tensor Y = backend.allocate(s.y_shape());
+    r.seconds = timed(backend, [&] { backend.conv2d_forward(s, algorithm, X, Wt, B, Y); });
+    r.comparison = compare(backend.download(Y), ref, Tolerance{rtol, 0.0}, scale);
+    return r;
+}
+
+// conv2d_backward_data. Tolerance:
+//   direct, im2col: dx is a sum of at most K ceil(R / stride_h) ceil(S / stride_w) products,
+//                   or (im2col) K-term dot products of which col2im adds at most R S: either
+//                   way fewer than K R S + 1 roundings: 2 (K R S + 2) u sum|dy w|;
+//   fft:            per input plane (n, c), K planes added:
+//                   2u (16 L + K + 2) sum_k ||dy[n, k]|| ||w[k, c]||.
+CaseResult check_conv2d_backward_data(const Backend& backend, const Conv2dShape& s,
+                                      ConvAlgorithm algorithm, std::uint64_t seed) {
+    s.validate();
+    Rng rng(seed);
+    const std::vector<float> dy = random_values(s.y_shape().elements(), rng);
+    const std::vector<float> w = random_values(s.w_shape().elements(), rng);
+    const std::vector<double> wide_dy = widen(dy), wide_w = widen(w);
+    std::vector<double> ref(static_cast<std::size_t>(s.x_shape().elements())), scale(ref.size());
+    cpu_naive::conv2d_backward_data<double>(s, wide_dy.data(), wide_w.data(), ref.data());
+
+    double rtol = 0;
+    CaseResult r = result_for(backend, "conv2d_backward_data", describe(s, algorithm));
+    if (algorithm == ConvAlgorithm::fft) {
+        scale =
+            fft_scale(s, plane_norms(wide_dy, s.N * s.K, s.P() * s.Q()),
+                      plane_norms(wide_w, s.K * s.C, s.R * s.S), s.N, s.K, s.C, s.H * s.W, s.K + 2);
+        rtol = 2 * unit_roundoff;
+        r.tolerance = "2u(16L+K+2)|dy||w|";
+    } else {
+        cpu_naive::conv2d_backward_data<double>(s, absolute(wide_dy).data(),
+                                                absolute(wide_w).data(), scale.data());
+        rtol = 2.0 * double(s.K * s.R * s.S + 2) * unit_roundoff;
+        r.tolerance = format("%.2g * sum|dy*w|", rtol);
+    }
+
+    const Tensor dY = backend.upload(s.y_shape(), dy);
+    const Tensor Wt = backend.upload(s.w_shape(), w);
+    Tensor dX = backend.allocate(s.x_shape());
+    r.seconds = timed(backend, [&] { backend.conv2d_backward_data(s, algorithm, dY, Wt, dX); });
+    r.comparison = compare(backend.download(dX), ref, Tolerance{rtol, 0.0}, scale);
+    return r;
+}
+
+// conv2d_backward_weights: {dw, db}. Tolerance:
+//   dw, direct and im2col: a sum of N P Q products (im2col: per-image GEMMs of P Q terms, then N
+//                          of them added): 2 (N P Q + 2) u sum|dy x|;
+//   dw, fft:               per filter plane (k, c), N planes added:
+//                          2u (16 L + N + 2) sum_n ||x[n, c]|| ||dy[n, k]||;
+//   db:                    bias_gradient_rtol, for every algorithm.
+std::vector<CaseResult> check_conv2d_backward_weights(const Backend& backend, const Conv2dShape& s,
+                                                      ConvAlgorithm algorithm, std::uint64_t seed) {
+    s.validate();
+    Rng rng(seed);
+    const std::vector<float> x = random_values(s.x_shape().elements(), rng);
+    const std::vector<float> dy = random_values(s.y_shape().elements(), rng);
+    const std::vector<double> wide_x = widen(x), wide_dy = widen(dy);
+    std::vector<double> ref_dw(static_cast<std::size_t>(s.w_shape().elements())),
+        scale_dw(ref_dw.size()), ref_db(static_cast<std::size_t>(s.K)), scale_db(ref_db.size());
+    cpu_naive::conv2d_backward_weights<double>(s, wide_x.data(), wide_dy.data(), ref_dw.data(),
+                                               ref_db.data());
+    // sum|dy x| and sum|dy|: the same pass on |x| and |dy|.
+    cpu_naive::conv2d_backward_weights<double>(s, absolute(wide_x).data(), absolute(wide_dy).data(),
+                                               scale_dw.data(), scale_db.data());
+
+    CaseResult dw = result_for(backend, "conv2d_backward_weights", describe(s, algorithm, "dw"));
+    double rtol = 0;
+    if (algorithm == ConvAlgorithm::fft) {
+        // Planes (k, c) of dw from dy's norms as (K, N) and x's as (N, C).
+        scale_dw =
+            fft_scale(s, transposed(plane_norms(wide_dy, s.N * s.K, s.P() * s.Q()), s.N, s.K),
+                      plane_norms(wide_x, s.N * s.C, s.H * s.W), s.K, s.N, s.C, s.R * s.S, s.N + 2);
+        rtol = 2 * unit_roundoff;
+        dw.tolerance = "2u(16L+N+2)|x||dy|";
+    } else {
+        rtol = 2.0 * double(s.N * s.P() * s.Q() + 2) * unit_roundoff;
+        dw.tolerance = format("%.2g * sum|dy*x|", rtol);
+    }
+    CaseResult db = result_for(backend, "conv2d_backward_weights", describe(s, algorithm, "db"));
+    db.tolerance = format("%.2g * sum|dy|", bias_gradient_rtol(s));
+
+    const Tensor X = backend.upload(s.x_shape(), x);
+    const Tensor dY = backend.upload(s.y_shape(), dy);
+    Tensor dW = backend.allocate(s.w_shape());
+    Tensor dB = backend.allocate(s.b_shape());
+    dw.seconds = db.seconds =
+        timed(backend, [&] { backend.conv2d_backward_weights(s, algorithm, X, dY, dW, dB); });
+    dw.comparison = compare(backend.download(dW), ref_dw, Tolerance{rtol, 0.0}, scale_dw);
+    db.comparison =
+        compare(backend.download(dB), ref_db, Tolerance{bias_gradient_rtol(s), 0.0}, scale_db);
+    return {dw, db};
+}
+
+namespace {
+
+// Max pooling's input: uniform in [-1, 0.25), rounded to a multiple of 1/8, so only 11 values
+// occur. A sixth of 2x2 windows and a third of 3x3 ones then hold their maximum twice or more (the
+// first in row-major order must win, in y and in argmax; -0 ties with +0), and a third of 2x2
+// windows are all negative (a padding element read as 0, or a maximum started at 0, shows).
+std::vector<float> tied_values(std::int64_t count, Rng& rng) {
+    std::vector<float> x = random_values(count, rng, -1.0f, 0.25f);
+    for (float& v : x) v = std::round(v * 8.0f) / 8.0f;
+    return x;
+}
+
+// The most windows one input element can fall in: ceil(window / stride) in each dimension.
+std::int64_t windows_per_element(const Pool2dShape& s) {
+    return ceil_div(s.window_h, s.stride_h) * ceil_div(s.window_w, s.stride_w);
+}
+
+}  // namespace
+
+// max_pool2d_forward: {y, argmax}. Tolerance: none. Both only copy an input value or its index
+// (exact in a float up to 2^24, which Pool2dShape::validate ensures).
+std::vector<CaseResult> check_max_pool2d_forward(const Backend& backend, const Pool2dShape& s,
+                                                 std::uint64_t seed) {
+    s.validate("max_pool2d_forward");
+    Rng rng(seed);
+    const std::vector<float> x = tied_values(s.x_shape().elements(), rng);
+    std::vector<double> ref_y(static_cast<std::size_t>(s.y_shape().elements())),
+        ref_argmax(ref_y.size());
+    cpu_naive::max_pool2d_forward<double>(s, widen(x).data(), ref_y.data(), ref_argmax.data());
+
+    const Tensor X = backend.upload(s.x_shape(), x);
+    Tensor Y = backend.allocate(s.y_shape());
+    Tensor Argmax = backend.allocate(s.y_shape());
+    CaseResult y = result_for(backend, "max_pool2d_forward", s.str() + " y");
+    CaseResult argmax = result_for(backend, "max_pool2d_forward", s.str() + " argmax");
+    y.seconds = argmax.seconds =
+        timed(backend, [&] { backend.max_pool2d_forward(s, X, Y, Argmax); });
+    y.tolerance = "exact";
+    argmax.tolerance = "exact (first of ties)";
+    y.comparison = compare(backend.download(Y), ref_y, Tolerance{});
+    argmax.comparison = compare(backend.download(Argmax), ref_argmax, Tolerance{});
+    return {y, argmax};
+}
+
+// max_pool2d_backward, argmax the reference's on tied_values, dy uniform in [-1, 1). Tolerance:
+// where windows do not overlap, each dx is one dy or 0: exact. Otherwise an element collects at
+// most m = windows_per_element dy values, a sum of m terms: 2 (m + 1) u sum|dy|.
+CaseResult check_max_pool2d_backward(const Backend& backend, const Pool2dShape& s,
+                                     std::uint64_t seed) {
+    s.validate("max_pool2d_backward");
+    Rng rng(seed);
+    const std::vector<float> x = tied_values(s.x_shape().elements(), rng);
+    const std::vector<float> dy = random_values(s.y_shape().elements(), rng);
+    std::vector<double> y(static_cast<std::size_t>(s.y_shape().elements())), argmax(y.size());
+    cpu_naive::max_pool2d_forward<double>(s, widen(x).data(), y.data(), argmax.data());
+    const std::vector<double> wide_dy = widen(dy);
+    std::vector<double> ref(static_cast<std::size_t>(s.x_shape().elements())), scale(ref.size());
+    cpu_naive::max_pool2d_backward<double>(s, wide_dy.data(), argmax.data(), ref.data());
+    cpu_naive::max_pool2d_backward<double>(s, absolute(wide_dy).data(), argmax.data(),
+                                           scale.data());
+
+    const Tensor dY = backend.upload(s.y_shape(), dy);
+    const Tensor Argmax =
+        backend.upload(s.y_shape(), std::vector<float>(argmax.begin(), argmax.end()));
+    Tensor dX = backend.allocate(s.x_shape());
+    CaseResult r = result_for(backend, "max_pool2d_backward", s.str());
+    r.seconds = timed(backend, [&] { backend.max_pool2d_backward(s, dY, Argmax, dX); });
+    const std::int64_t m = windows_per_element(s);
+    const double rtol = m == 1 ? 0.0 : 2.0 * double(m + 1) * unit_roundoff;
+    r.tolerance = m == 1 ? "exact" : format("%.2g * sum|dy|", rtol);
+    r.comparison = compare(backend.download(dX), ref, Tolerance{rtol, 0.0}, scale);
+    return r;
+}
+
+// avg_pool2d_forward, x uniform in [-1, 1). Tolerance: a sum of at most window_h window_w terms,
+// then a division (or a multiplication by a rounded reciprocal, two roundings):
+// 2 (window_h window_w + 2) u mean|x|.
+CaseResult check_avg_pool2d_forward(const Backend& backend, const Pool2dShape& s,
+                                    std::uint64_t seed) {
+    s.validate("avg_pool2d_forward");
+    Rng rng(seed);
+    const std::vector<float> x = random_values(s.x_shape().elements(), rng);
+    const std::vector<double> wide_x = widen(x);
+    std::vector<double> ref(static_cast<std::size_t>(s.y_shape().elements())), scale(ref.size());
+    cpu_naive::avg_pool2d_forward<double>(s, wide_x.data(), ref.data());
+    cpu_naive::avg_pool2d_forward<double>(s, absolute(wide_x).data(), scale.data());
+
+    const Tensor X = backend.upload(s.x_shape(), x);
+    Tensor Y = backend.allocate(s.y_shape());
+    CaseResult r = result_for(backend, "avg_pool2d_forward", s.str());
+    r.seconds = timed(backend, [&] { backend.avg_pool2d_forward(s, X, Y); });
+    const double rtol = 2.0 * double(s.window_h * s.window_w + 2) * unit_roundoff;
+    r.tolerance = format("%.2g * mean|x|", rtol);
+    r.comparison = compare(backend.download(Y), ref, Tolerance{rtol, 0.0}, scale);
+    return r;
+}
+
+// avg_pool2d_backward, dy uniform in [-1, 1). Tolerance: each share dy / count is at most two
+// roundings, and an element adds at most m = windows_per_element shares: 2 (m + 2) u
+// sum|dy / count|.
+CaseResult check_avg_pool2d_backward(const Backend& backend, const Pool2dShape& s,
+                                     std::uint64_t seed) {
+    s.validate("avg_pool2d_backward");
+    Rng rng(seed);
+    const std::vector<float> dy = random_values(s.y_shape().elements(), rng);
+    const std::vector<double> wide_dy = widen(dy);
+    std::vector<double> ref(static_cast<std::size_t>(s.x_shape().elements())), scale(ref.size());
+    cpu_naive::avg_pool2d_backward<double>(s, wide_dy.data(), ref.data());
+    cpu_naive::avg_pool2d_backward<double>(s, absolute(wide_dy).data(), scale.data());
+
+    const Tensor dY = backend.upload(s.y_shape(), dy);
+    Tensor dX = backend.allocate(s.x_shape());
+    CaseResult r = result_for(backend, "avg_pool2d_backward", s.str());
+    r.seconds = timed(backend, [&] { backend.avg_pool2d_backward(s, dY, dX); });
+    const double rtol = 2.0 * double(windows_per_element(s) + 2) * unit_roundoff;
+    r.tolerance = format("%.2g * sum|dy/n|", rtol);
+    r.comparison = compare(backend.download(dX), ref, Tolerance{rtol, 0.0}, scale);
+    return r;
+}
+
+// --- shapes and the OpChecks -------------------------------------------------------------------
+
+namespace {
+
+// Rethrows an invalid shape's message with the --shape text in front, so the user sees both.
+template <typename Parsed, typename Validate>
+Parsed validated(const std::string& op, const std::string& text, Parsed shape, Validate validate) {
+    try {
+        validate(shape);
+    } catch (const InvalidArgument& e) {
+        throw InvalidArgument(op + ": --shape '" + text + "' is not valid: " + e.what());
+    }
+    return shape;
+}
+
+}  // namespace
+
+Conv2dShape parse_conv2d_shape(const std::string& text) {
+    const std::vector<std::int64_t> v = parse_sizes("conv2d", text);
+    if (v.size() != 7 && v.size() != 9 && v.size() != 11)
+        throw InvalidArgument(
+            "conv2d: --shape takes N,C,H,W,K,R,S[,STRIDE,PAD] or "
+            "N,C,H,W,K,R,S,STRIDE_H,STRIDE_W,PAD_H,PAD_W (7, 9 or 11 sizes), got '" +
+            text + "'");
+    Conv2dShape s{v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+    if (v.size() == 9) {
+        s.stride_h = s.stride_w = v[7];
+        s.pad_h = s.pad_w = v[8];
+    }
+    if (v.size() == 11) {
+        s.stride_h = v[7];
+        s.stride_w = v[8];
+        s.pad_h = v[9];
+        s.pad_w = v[10];
+    }
+    return validated("conv2d", text, s, [](const Conv2dShape& c) { c.validate(); });
+}
+
+Pool2dShape parse_pool2d_shape(const std::string& op, const std::string& text) {
+    const std::vector<std::int64_t> v = parse_sizes(op, text);
+    if (v.size() != 6 && v.size() != 7 && v.size() != 10)
+        throw InvalidArgument(op +
+                              ": --shape takes N,C,H,W,WINDOW,STRIDE[,PAD] or "
+                              "N,C,H,W,WINDOW_H,WINDOW_W,STRIDE_H,STRIDE_W,PAD_H,PAD_W (6, 7 or "
+                              "10 sizes), got '" +
+                              text + "'");
+    Pool2dShape s{v[0], v[1], v[2], v[3], v[4], v[4], v[5], v[5]};
+    if (v.size() == 7) s.pad_h = s.pad_w = v[6];
+    if (v.size() == 10) s = Pool2dShape{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]};
+    return validated(op, text, s, [&](const Pool2dShape& p) { p.validate(op); });
+}
+
+namespace {
+
+// Runs `check` (one pass, or one algorithm of one pass) and appends what it returns; an
+// Unsupported refusal becomes a result saying so (CaseResult::not_run), and the other passes and
+// algorithms still run. gpu_vendor's cuDNN refuses FFT with a stride, for example, but has direct.
+template <typename Check>
+void run_or_note(std::vector<CaseResult>& results, const Backend& b, const std::string& op,
+                 const std::string& shape, Check check) {
+    try {
+        if constexpr (std::is_same_v<decltype(check()), CaseResult>)
+            results.push_back(check());
+        else
+            for (CaseResult& r : check()) results.push_back(std::move(r));
+    } catch (const Unsupported& e) {
+        CaseResult r = result_for(b, op, shape);
+        r.not_run = e.what();
+        results.push_back(std::move(r));
+    }
+}
+
+// Every pass with every algorithm the backend has. A backend with none is asked for direct, so
+// that it says itself that it has no conv2d (Unsupported).
+std::vector<CaseResult> run_conv2d(const Backend& b, const std::string& text, std::uint64_t seed) {
+    const Conv2dShape s = parse_conv2d_shape(text);
+    std::vector<ConvAlgorithm> algorithms = b.conv2d_algorithms();
+    if (algorithms.empty()) algorithms = {ConvAlgorithm::direct};
+    std::vector<CaseResult> results;
+    for (ConvAlgorithm a : algorithms) {
+        const std::string shape = s.str() + " " + to_string(a);
+        run_or_note(results, b, "conv2d_forward", shape,
+                    [&] { return check_conv2d_forward(b, s, a, seed); });
+        run_or_note(results, b, "conv2d_backward_data", shape,
+                    [&] { return check_conv2d_backward_data(b, s, a, seed); });
+        run_or_note(results, b, "conv2d_backward_weights", shape,
+                    [&] { return check_conv2d_backward_weights(b, s, a, seed); });
+    }
+    return results;
+}
+
+std::vector<CaseResult> run_max_pool2d(const Backend& b, const std::string& text,
+                                       std::uint64_t seed) {
+    const Pool2dShape s = parse_pool2d_shape("max_pool2d", text);
+    std::vector<CaseResult> results;
+    run_or_note(results, b, "max_pool2d_forward", s.str(),
+                [&] { return check_max_pool2d_forward(b, s, seed); });
+    run_or_note(results, b, "max_pool2d_backward", s.str(),
+                [&] { return check_max_pool2d_backward(b, s, seed); });
+    return results;
+}
+
+std::vector<CaseResult> run_avg_pool2d(const Backend& b, const std::string& text,
+                                       std::uint64_t seed) {
+    const Pool2dShape s = parse_pool2d_shape("avg_pool2d", text);
+    std::vector<CaseResult> results;
+    run_or_note(results, b, "avg_pool2d_forward", s.str(),
+                [&] { return check_avg_pool2d_forward(b, s, seed); });
+    run_or_note(results, b, "avg_pool2d_backward", s.str(),
+                [&] { return check_avg_pool2d_backward(b, s, seed); });
+    return results;
+}
+
+}  // namespace
+
+// Default shapes. conv2d (N,C,H,W,K,R,S[,STRIDE,PAD] or with h and w apart): one pixel; 1x1
+// filters; a non-square 3x5 filter on C = 1, K = 1; stride 2, and 3 by 2 with a 5x4 filter;
+// padding 2 on a 3x3 filter (more than half); an 8x7 filter as large as the padded 6x5 input;
+// stride 3 without padding; batch 1 and 7; C = 1 and 3; sizes off every tile (13, 17, 19, 23,
+// 33); 67 filters over C R S = 144 (im2col's GEMM spans several tiles each way, none full); then
+// LeNet-5's two convolutions at batch 64. Pools: LeNet's 2x2 stride 2 at batch 7 and
+// 64, overlapping 3x3 stride 2 windows with and without padding, a 2x3 window, padding of half a
+// 5x4 window, one window over the whole input, 3x3 stride 3 dropping a leftover row, batch 1.
+std::vector<OpCheck> conv_and_pool_op_checks() {
+    const std::string pool_syntax =
+        "N,C,H,W,WINDOW,STRIDE[,PAD] or N,C,H,W,WINDOW_H,WINDOW_W,STRIDE_H,STRIDE_W,PAD_H,PAD_W";
+    const std::vector<std::string> pools = {
+        "1,1,1,1,1,1",          "7,3,28,28,2,2",       "64,6,28,28,2,2",
+        "2,5,17,19,3,2",        "2,3,15,13,3,2,1",     "1,4,9,23,2,3,1,3,1,1",
+        "3,2,33,7,5,4,3,2,2,2", "2,3,7,5,7,5,1,1,0,0", "1,1,13,11,3,3"};
+    return {
+        {"conv2d",
+         "N,C,H,W,K,R,S[,STRIDE,PAD] or N,C,H,W,K,R,S,STRIDE_H,STRIDE_W,PAD_H,PAD_W",
+         {"1,1,1,1,1,1,1", "7,3,13,17,5,1,1", "1,1,13,15,1,3,5,1,1,1,2", "2,3,17,19,4,3,3,2,1",
+          "3,2,23,20,3,5,4,3,2,2,1", "2,4,7,9,3,3,3,1,2", "3,2,6,5,4,8,7,1,1",
+          "7,5,33,17,7,3,3,3,0", "2,16,11,13,67,3,3,1,1", "64,1,28,28,6,5,5,1,2",
+          "64,6,14,14,16,5,5,1,0"},
+         run_conv2d},
+        {"max_pool2d", pool_syntax, pools, run_max_pool2d},
+        {"avg_pool2d", pool_syntax, pools, run_avg_pool2d},
+    };
+}
+
+}  // namespace triptych::check

@@ -1,0 +1,386 @@
+// cpu_eigen_omp conv2d by the direct algorithm: the definition's multiply-adds, with no patch
+// matrix and no GEMM, arranged for the vector unit. Shapes as in cpu/naive/conv2d.hpp:
+//   x (N, C, H, W), w (K, C, R, S), b (K), y and dy (N, K, P, Q).
+//
+// The idea: vectorise over output channels. With the filters re-laid out as (C, R, S, K), the
+// weights of one tap (c, r, t) for 16 consecutive output channels are 16 contiguous floats, one
+// Vec (one AVX-512 register). One input value, broadcast, times that Vec adds to 16 outputs at
+// once. A block of `Width` output pixels of one row keeps its Width x 16 sums in registers for
+// the whole sum over (c, r, t): per tap, one load of weights and Width multiply-adds, each reading
+// its input value straight from memory; the outputs are written once, at the end. The input is
+// first copied into a zero-padded scratch image, so the inner loops have no bounds checks.
+//
+//   forward          correlate_batch: y[n] = b + x[n] (padded by pad_h, pad_w) correlated with
+//                    the filters, OpenMP over images, each thread padding one image at a time
+//                    into its own scratch (a few hundred KiB at most here: it stays in L2).
+//   backward_data    the same kernel: dx[n] is dy[n] correlated with the filters flipped
+//                    (r -> R-1-r, t -> S-1-t) and transposed (C outputs from K inputs), dy spread
+//                    out by the stride (stride-1 zeros between its values) and padded by
+//                    R-1-pad_h and S-1-pad_w (cut off where that is negative).
+//   backward_weights weight_gradient_taps: dw[k, c, r, t] = the sum over n, p, q of
+//                    dy[n, k, p, q] * x_padded[n, c, p*stride_h + r, q*stride_w + t], vectorised
+//                    over k the same way: dy is first transposed to (N, P*Q, K), so that its 16
+//                    channels at one pixel are one Vec, and 8 taps' sums stay in registers while
+//                    every pixel of every image streams past. OpenMP over (c, block of 8 taps).
+// Each output element is summed by one thread in a fixed order, whatever the thread count.
+//
+// Measured on the 2-core machine (AVX-512, medians of 5, ms), against the version this replaces
+// (one output plane per task, a strided axpy per tap: vectorised over pixels, every output plane
+// streamed through memory once per (c, r, t)):
+//   TODO
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "common/math.hpp"
+#include "cpu/eigen_omp/conv_direct.hpp"
+#include "cpu/eigen_omp/eigen.hpp"
+#include "cpu/eigen_omp/parallel.hpp"
+
+namespace triptych::cpu_eigen_omp {
+namespace {
+
+// 16 floats: one AVX-512 register (Eigen uses two AVX or four SSE registers where there is none).
+constexpr std::int64_t lanes = 16;
+using Vec = Eigen::Array<float, lanes, 1>;
+
+std::unique_ptr<float[]> scratch(std::int64_t floats) {
+    return std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(floats));
+}
+
+// --- zero-padded copies ----------------------------------------------------------------------
+
+// Where an (H, W) plane goes in a zero-padded (rows, cols) plane: element (h, w) at
+// (top + h*step_h, left + w*step_w). Elements that fall outside are dropped; top and left may be
+// negative.
+struct Placement {
+    std::int64_t top, left, step_h, step_w;
+};
+
+// dst (channels, rows, cols) = the planes of src (channels, H, W) placed `at`, zeros elsewhere.
+void place_padded(const float* src, std::int64_t channels, std::int64_t H, std::int64_t W,
+                  Placement at, float* dst, std::int64_t rows, std::int64_t cols) {
+    // The columns w that land inside: 0 <= left + w*step_w < cols.
+    const std::int64_t w_begin = at.left >= 0 ? 0 : ceil_div(-at.left, at.step_w);
+    const std::int64_t w_end =
+        at.left >= cols ? 0 : std::min(W, (cols - 1 - at.left) / at.step_w + 1);
+    Eigen::Map<Array>(dst, channels * rows * cols).setZero();
+    for (std::int64_t c = 0; c < channels; ++c)
+        for (std::int64_t h = 0; h < H; ++h) {
+            const std::int64_t row = at.top + h * at.step_h;
+            if (row < 0 || row >= rows) continue;
+            const float* in = src + (c * H + h) * W;
+            float* out = dst + (c * rows + row) * cols;
+            for (std::int64_t w = w_begin; w < w_end; ++w) out[at.left + w * at.step_w] = in[w];
+        }
+}
+
+// --- forward and backward_data: one correlation kernel ---------------------------------------
+
+// One correlation: a padded image (in_channels, rows, cols) with filters (in_channels, R, S,
+// out_lanes) into an output (out_channels, P, Q); out_lanes is out_channels rounded up to whole
+// Vecs, the filters holding zeros past out_channels. A row of Q outputs is computed in blocks of
+// `width` pixels and `vecs` Vecs of channels; the padded image is wide enough for the last block
+// of a row to be computed in full (its extra outputs are dropped).
+struct Correlation {
+    std::int64_t in_channels, out_channels, out_lanes;
+    std::int64_t R, S, stride_h, stride_w;
+    std::int64_t P, Q;
+    std::int64_t vecs = 1, width = 1;
+    std::int64_t rows = 0, cols = 0;
+};
+
+// tile (Width, Vecs*lanes) = bias + the correlation at output pixels (p, q0 .. q0+Width-1) for
+// the channels lane0 .. lane0 + Vecs*lanes - 1. The Width*Vecs sums (28 at most) stay in the 32
+// vector registers for the whole loop over (c, r, t).
+template <int Vecs, int Width, typename Stride>
+void correlate_block(const Correlation& g, const float* image, const float* filters,
+                     const float* bias, std::int64_t p, std::int64_t q0, std::int64_t lane0,
+                     Stride stride_w, float* tile) {
+    Vec sums[Width][Vecs];
+    for (int j = 0; j < Width; ++j)
+        for (int v = 0; v < Vecs; ++v) sums[j][v] = Eigen::Map<const Vec>(bias + lane0 + v * lanes);
+    for (std::int64_t c = 0; c < g.in_channels; ++c)
+        for (std::int64_t r = 0; r < g.R; ++r) {
+            const float* in = image + (c * g.rows + p * g.stride_h + r) * g.cols + q0 * stride_w;
+            const float* taps = filters + (c * g.R + r) * g.S * g.out_lanes + lane0;
+            for (std::int64_t t = 0; t < g.S; ++t) {
+                Vec weights[Vecs];
+                for (int v = 0; v < Vecs; ++v)
+                    weights[v] = Eigen::Map<const Vec>(taps + t * g.out_lanes + v * lanes);
+                for (int j = 0; j < Width; ++j) {
+                    const float value = in[j * stride_w + t];
+                    for (int v = 0; v < Vecs; ++v) sums[j][v] += value * weights[v];
+                }
+            }
+        }
+    for (int j = 0; j < Width; ++j)
+        for (int v = 0; v < Vecs; ++v) Eigen::Map<Vec>(tile + (j * Vecs + v) * lanes) = sums[j][v];
+}
+
+// out (out_channels, P, Q) = the correlation of one padded image, block by block, each block's
+// tile (pixel, channel) transposed into out's (channel, pixel) planes.
+template <int Vecs, int Width, typename Stride>
+void correlate_image(const Correlation& g, const float* image, const float* filters,
+                     const float* bias, Stride stride_w, float* out) {
+    constexpr std::int64_t tile_lanes = Vecs * lanes;
+    alignas(64) float tile[Width * tile_lanes];
+    for (std::int64_t p = 0; p < g.P; ++p)
+        for (std::int64_t q0 = 0; q0 < g.Q; q0 += Width)
+            for (std::int64_t lane0 = 0; lane0 < g.out_lanes; lane0 += tile_lanes) {
+                correlate_block<Vecs, Width>(g, image, filters, bias, p, q0, lane0, stride_w, tile);
+                const std::int64_t channels = std::min(tile_lanes, g.out_channels - lane0);
+                const std::int64_t pixels = std::min<std::int64_t>(Width, g.Q - q0);
+                for (std::int64_t k = 0; k < channels; ++k) {
+                    float* out_row = out + ((lane0 + k) * g.P + p) * g.Q + q0;
+                    for (std::int64_t j = 0; j < pixels; ++j) out_row[j] = tile[j * tile_lanes + k];
+                }
+            }
+}
+
+template <int... Widths>
+using WidthList = std::integer_sequence<int, Widths...>;
+
+// Calls body(vecs, stride_w, widths) with the block shapes correlate_image is compiled for:
+// 2 Vecs of channels when out_lanes is a multiple of 32 (the weights loaded per tap serve twice
+// the sums), else 1; widths up to 28 sums. A stride of 1 is a compile-time constant with a choice
+// of widths, so that a row splits into blocks with little waste (LeNet's Q = 10 and 28, ResNet's
+// 56 exactly); a larger stride, rare, gets one width.
+template <typename Body>
+void with_block_shapes(const Correlation& g, Body body) {
+    using OneVec = std::integral_constant<int, 1>;
+    using TwoVecs = std::integral_constant<int, 2>;
+    const bool two = g.out_lanes % (2 * lanes) == 0;
+    if (g.stride_w == 1) {
+        const std::integral_constant<std::int64_t, 1> unit;
+        if (two)
+            body(TwoVecs{}, unit, WidthList<4, 6, 8, 10, 12, 14>{});
+        else
+            body(OneVec{}, unit, WidthList<4, 8, 10, 12, 14, 16, 20, 24>{});
+    } else {
+        if (two)
+            body(TwoVecs{}, g.stride_w, WidthList<8>{});
+        else
+            body(OneVec{}, g.stride_w, WidthList<8>{});
+    }
+}
+
+// Of `widths` (ascending), the one that computes the fewest outputs for a row of Q (whole
+// blocks); the widest of those.
+template <int... Widths>
+std::int64_t best_width(std::int64_t Q, WidthList<Widths...>) {
+    std::int64_t best = 0, fewest = std::numeric_limits<std::int64_t>::max();
+    for (std::int64_t width : {Widths...})
+        if (ceil_div(Q, width) * width <= fewest) {
+            best = width;
+            fewest = ceil_div(Q, width) * width;
+        }
+    return best;
+}
+
+// A correlation with its block shape chosen and its padded plane sized: rows read by the P
+// output rows, and columns read by the Q outputs rounded up to whole blocks.
+Correlation plan(std::int64_t in_channels, std::int64_t out_channels, std::int64_t R,
+                 std::int64_t S, std::int64_t stride_h, std::int64_t stride_w, std::int64_t P,
+                 std::int64_t Q) {
+    Correlation g{.in_channels = in_channels,
+                  .out_channels = out_channels,
+                  .out_lanes = ceil_div(out_channels, lanes) * lanes,
+                  .R = R,
+                  .S = S,
+                  .stride_h = stride_h,
+                  .stride_w = stride_w,
+                  .P = P,
+                  .Q = Q};
+    with_block_shapes(g, [&](auto vecs, auto, auto widths) {
+        g.vecs = vecs();
+        g.width = best_width(Q, widths);
+    });
+    g.rows = (P - 1) * stride_h + R;
+    g.cols = (ceil_div(Q, g.width) * g.width - 1) * stride_w + S;
+    return g;
+}
+
+template <int Vecs, typename Stride, int... Widths>
+void correlate_image_by_width(const Correlation& g, WidthList<Widths...>, const float* image,
+                              const float* filters, const float* bias, Stride stride_w,
+                              float* out) {
+    ((g.width == Widths ? correlate_image<Vecs, Widths>(g, image, filters, bias, stride_w, out)
+                        : void()),
+     ...);
+}
+
+// out (N, out_channels, P, Q) = bias + the correlation of every image of in (N, in_channels,
+// H, W), placed `at` in g's padded plane. OpenMP over images; each thread pads one image at a
+// time into its own scratch.
+void correlate_batch(const Correlation& g, std::int64_t N, const float* in, std::int64_t H,
+                     std::int64_t W, Placement at, const float* filters, const float* bias,
+                     float* out) {
+    const std::int64_t image_size = g.in_channels * g.rows * g.cols;
+    const std::int64_t out_size = g.out_channels * g.P * g.Q;
+    const std::int64_t multiply_adds = out_size * g.in_channels * g.R * g.S;
+    for_each_slice(N, multiply_adds, [&](std::int64_t begin, std::int64_t count) {
+        const auto image = scratch(image_size);
+        for (std::int64_t n = begin; n < begin + count; ++n) {
+            place_padded(in + n * g.in_channels * H * W, g.in_channels, H, W, at, image.get(),
+                         g.rows, g.cols);
+            with_block_shapes(g, [&](auto vecs, auto stride_w, auto widths) {
+                correlate_image_by_width<vecs()>(g, widths, image.get(), filters, bias, stride_w,
+                                                 out + n * out_size);
+            });
+        }
+    });
+}
+
+// The filters as correlate_image reads them, (in_channels, R, S, out_lanes), zeros past
+// out_channels. Forward: in = C, out = K, f[c, r, t, k] = w[k, c, r, t]. Backward_data
+// (`flipped`): in = K, out = C, f[k, r, t, c] = w[k, c, R-1-r, S-1-t].
+std::unique_ptr<float[]> filters_by_tap(const Conv2dShape& s, const Correlation& g,
+                                        const float* w, bool flipped) {
+    auto f = scratch(g.in_channels * s.R * s.S * g.out_lanes);
+    Eigen::Map<Array>(f.get(), g.in_channels * s.R * s.S * g.out_lanes).setZero();
+    for (std::int64_t k = 0; k < s.K; ++k)
+        for (std::int64_t c = 0; c < s.C; ++c)
+            for (std::int64_t r = 0; r < s.R; ++r)
+                for (std::int64_t t = 0; t < s.S; ++t) {
+                    const float weight = w[((k * s.C + c) * s.R + r) * s.S + t];
+                    if (flipped)
+                        f[((k * s.R + s.R - 1 - r) * s.S + s.S - 1 - t) * g.out_lanes + c] = weight;
+                    else
+                        f[((c * s.R + r) * s.S + t) * g.out_lanes + k] = weight;
+                }
+    return f;
+}
+
+// --- backward_weights ------------------------------------------------------------------------
+
+// The most images one chunk of weight_gradient_chunk holds: a batch of 64 makes 8 chunks, work for
+// every thread, and 8 LeNet images (padded inputs and transposed gradients, 0.4 MiB at most) stay
+// in L2 while every block of taps reads them.
+constexpr std::int64_t chunk_images = 8;
+
+// Block sizes (taps summed at once) weight_gradient_taps is compiled for: up to 25 sums in
+// registers, so that a 3x3 or 5x5 filter is one block.
+using TapBlocks = WidthList<4, 8, 9, 12, 16, 20, 24, 25>;
+
+// One chunk of images, as weight_gradient_taps reads them:
+//   images    (count, C, rows, cols): x padded, rows = (P-1)*stride_h + R,
+//             cols = (Q-1)*stride_w + S;
+//   gradients (count, P*Q, out_lanes): dy[n, k, p, q] at [n, p*Q + q, k], zeros past K.
+struct GradientChunk {
+    std::int64_t count, rows, cols, out_lanes;
+    float* images;
+    float* gradients;
+};
+
+// partial[k, c, tap] = the sum over the chunk's images and pixels, in that order, of
+// dy[n, k, p, q] * x_padded[n, c, p*stride_h + r, q*stride_w + t], for every k and the taps
+// tap0 .. tap0 + Taps - 1 (flattened r*S + t) that exist. One Vec of 16 channels per tap.
+template <int Taps>
+void weight_gradient_taps(const Conv2dShape& s, const GradientChunk& in, std::int64_t c,
+                          std::int64_t tap0, float* partial) {
+    const std::int64_t P = s.P(), Q = s.Q(), RS = s.R * s.S;
+    std::int64_t offsets[Taps];  // of each tap's input from its window's corner; 0 past R*S
+    for (int i = 0; i < Taps; ++i)
+        offsets[i] = tap0 + i < RS ? (tap0 + i) / s.S * in.cols + (tap0 + i) % s.S : 0;
+    for (std::int64_t lane0 = 0; lane0 < in.out_lanes; lane0 += lanes) {
+        Vec sums[Taps];
+        for (int i = 0; i < Taps; ++i) sums[i].setZero();
+        for (std::int64_t n = 0; n < in.count; ++n)
+            for (std::int64_t p = 0; p < P; ++p) {
+                const float* row = in.images + ((n * s.C + c) * in.rows + p * s.stride_h) * in.cols;
+                const float* grad = in.gradients + (n * P + p) * Q * in.out_lanes + lane0;
+                for (std::int64_t q = 0; q < Q; ++q) {
+                    const Vec g = Eigen::Map<const Vec>(grad + q * in.out_lanes);
+                    const float* window = row + q * s.stride_w;
+                    for (int i = 0; i < Taps; ++i) sums[i] += window[offsets[i]] * g;
+                }
+            }
+        const std::int64_t channels = std::min(lanes, s.K - lane0);
+        for (int i = 0; i < Taps && tap0 + i < RS; ++i)
+            for (std::int64_t k = 0; k < channels; ++k)
+                partial[((lane0 + k) * s.C + c) * RS + tap0 + i] = sums[i][k];
+    }
+}
+
+// partial (K, C, R, S) = the weight gradient of images first .. first + in.count - 1 alone.
+void weight_gradient_chunk(const Conv2dShape& s, const float* x, const float* dy,
+                           std::int64_t first, const GradientChunk& in, float* partial) {
+    const std::int64_t PQ = s.P() * s.Q(), image_size = s.C * in.rows * in.cols;
+    for (std::int64_t i = 0; i < in.count; ++i) {
+        const std::int64_t n = first + i;
+        place_padded(x + n * s.C * s.H * s.W, s.C, s.H, s.W, Placement{s.pad_h, s.pad_w, 1, 1},
+                     in.images + i * image_size, in.rows, in.cols);
+        float* grad = in.gradients + i * PQ * in.out_lanes;
+        for (std::int64_t pq = 0; pq < PQ; ++pq)
+            for (std::int64_t k = 0; k < in.out_lanes; ++k)
+                grad[pq * in.out_lanes + k] = k < s.K ? dy[(n * s.K + k) * PQ + pq] : 0.0f;
+    }
+    [&]<int... Taps>(WidthList<Taps...> blocks) {
+        const std::int64_t block = best_width(s.R * s.S, blocks);
+        auto run = [&]<int Block>() {
+            for (std::int64_t c = 0; c < s.C; ++c)
+                for (std::int64_t tap0 = 0; tap0 < s.R * s.S; tap0 += Block)
+                    weight_gradient_taps<Block>(s, in, c, tap0, partial);
+        };
+        ((block == Taps ? run.template operator()<Taps>() : void()), ...);
+    }(TapBlocks{});
+}
+
+}  // namespace
+
+void conv2d_forward_direct(const Conv2dShape& s, const float* x, const float* w, const float* b,
+                           float* y) {
+    const Correlation g = plan(s.C, s.K, s.R, s.S, s.stride_h, s.stride_w, s.P(), s.Q());
+    const auto filters = filters_by_tap(s, g, w, false);
+    const auto bias = scratch(g.out_lanes);  // b, zeros past K
+    Eigen::Map<Array>(bias.get(), g.out_lanes).setZero();
+    Eigen::Map<Array>(bias.get(), s.K) = Eigen::Map<const Array>(b, s.K);
+    correlate_batch(g, s.N, x, s.H, s.W, Placement{s.pad_h, s.pad_w, 1, 1}, filters.get(),
+                    bias.get(), y);
+}
+
+void conv2d_backward_data_direct(const Conv2dShape& s, const float* dy, const float* w,
+                                 float* dx) {
+    const Correlation g = plan(s.K, s.C, s.R, s.S, 1, 1, s.H, s.W);
+    const auto filters = filters_by_tap(s, g, w, true);
+    const auto zeros = scratch(g.out_lanes);
+    Eigen::Map<Array>(zeros.get(), g.out_lanes).setZero();
+    const Placement spread{s.R - 1 - s.pad_h, s.S - 1 - s.pad_w, s.stride_h, s.stride_w};
+    correlate_batch(g, s.N, dy, s.P(), s.Q(), spread, filters.get(), zeros.get(), dx);
+}
+
+void conv2d_backward_weights_direct(const Conv2dShape& s, const float* x, const float* dy,
+                                    float* dw) {
+    // Each chunk of images gets its own partial sum, added up in chunk order: the chunks are
+    // fixed by the shape, so the result does not depend on the thread count.
+    const std::int64_t P = s.P(), Q = s.Q(), filter_size = s.K * s.C * s.R * s.S;
+    const std::int64_t rows = (P - 1) * s.stride_h + s.R, cols = (Q - 1) * s.stride_w + s.S;
+    const std::int64_t out_lanes = ceil_div(s.K, lanes) * lanes;
+    const std::int64_t per_chunk = std::min(chunk_images, s.N);
+    const std::int64_t chunks = ceil_div(s.N, per_chunk);
+    const auto partials = scratch(chunks * filter_size);
+    const std::int64_t multiply_adds = per_chunk * P * Q * out_lanes * s.C * s.R * s.S;
+    for_each_slice(chunks, multiply_adds, [&](std::int64_t begin, std::int64_t count) {
+        const auto images = scratch(per_chunk * s.C * rows * cols);
+        const auto gradients = scratch(per_chunk * P * Q * out_lanes);
+        for (std::int64_t chunk = begin; chunk < begin + count; ++chunk) {
+            const std::int64_t first = chunk * per_chunk;
+            const GradientChunk in{.count = std::min(per_chunk, s.N - first),
+                                   .rows = rows,
+                                   .cols = cols,
+                                   .out_lanes = out_lanes,
+                                   .images = images.get(),
+                                   .gradients = gradients.get()};
+            weight_gradient_chunk(s, x, dy, first, in, partials.get() + chunk * filter_size);
+        }
+    });
+    Eigen::Map<Array> total(dw, filter_size);
+    total = Eigen::Map<const Array>(partials.get(), filter_size);
+    for (std::int64_t chunk = 1; chunk < chunks; ++chunk)
+        total += Eigen::Map<const Array>(partials.get() + chunk * filter_size, filter_size);
+}
+
+}  // namespace triptych::cpu_eigen_omp

@@ -1,0 +1,335 @@
+// cpu_eigen_omp conv2d by FFT: the three passes through the convolution theorem, with Eigen's FFT
+// module (unsupported/Eigen/FFT, kissfft underneath). Shapes as in cpu/naive/conv2d.hpp.
+//
+// The math. On a grid of F_h x F_w points, the 2D discrete Fourier transform turns circular
+// correlation and convolution into pointwise products:
+//   correlation  z[i, j] = sum_{u, v} a[i + u, j + v] * f[u, v]   <=>  Z = A * conj(F)
+//   convolution  z[i, j] = sum_{u, v} a[i - u, j - v] * f[u, v]   <=>  Z = A * F
+// (indices mod F_h and F_w; conj because the inputs are real). The sums are circular: an index
+// past the edge wraps around. The grid is made large enough that no sum we keep ever wraps:
+// F_h >= H + 2 pad_h, F_w >= W + 2 pad_w, the padded input, rounded up to a length kissfft
+// transforms fast (a multiple of 4 with no prime factor above 5). Three planes are placed on it,
+// zero everywhere else:
+//   x  at (pad_h, pad_w): the zero-padded input xp;
+//   w  at (0, 0);
+//   dy dilated: dy[p, q] at (p*stride_h, q*stride_w), zeros in between (the "dilated dy", d).
+// Then each pass is one product per frequency, summed over the channel it reduces:
+//   forward          y[n, k, p, q] = z[p*stride_h, q*stride_w] + b[k], where
+//                    Z = sum_c X[n, c] * conj(W[k, c])       (xp correlated with w; z at
+//                    i = p*stride + r <= H + 2 pad - 1 never wraps). Stride > 1 computes every
+//                    stride-1 output and keeps one in stride^2.
+//   backward_data    dx[n, c, h, w] = z[h + pad_h, w + pad_w], where
+//                    Z = sum_k D[n, k] * W[k, c]             (d convolved with w: every dy
+//                    spreads back over the inputs its window covered; the result lives on the
+//                    padded grid and the padding is cropped).
+//   backward_weights dw[k, c, r, s] = z[r, s], where
+//                    Z = sum_n XP[n, c] * conj(D[n, k])     (xp correlated with d).
+// Cost: one 2D FFT per plane of x, w and dy, one inverse per output plane, and F_h*F_w/2 complex
+// multiply-adds per (input, output) channel pair, whatever the filter size; direct and im2col
+// pay R*S multiply-adds per output. So FFT wins for large filters and loses for small ones: in
+// the bench sweep (N=8, C=16, 64x64, K=16; 2 threads, 2-core machine with others' builds
+// running) FFT's forward stays at 22 ms from R=3 to R=15 while direct grows from 11 to 190 ms
+// and im2col from 8 to 240 ms, FFT passing both between R=3 and R=5. On the bench's 11x11 layer:
+// FFT 23 ms, direct 137 ms, im2col 167 ms.
+// Its rounding error grows with the whole sum, not with each term: measured at most 3.1e-7 of the
+// largest sum |x * w| of the output (direct and im2col: 2.5e-7 of each output's own sum).
+//
+// The 2D transform of a real plane: a real FFT of each row (F_w/2 + 1 complex outputs, the other
+// half being their conjugates), then a complex FFT of each of those columns. A spectrum is stored
+// column by column, (F_w/2 + 1, F_h), so each column transform reads contiguous memory. Rows of
+// the grid that hold no data (most of a filter's) are not transformed; the inverse transforms back
+// only the rows it keeps.
+//
+// OpenMP: the transforms over planes, the products over output planes (each thread owns the
+// planes it writes); each thread has its own Eigen::FFT, which keeps plans and scratch.
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <numbers>
+#include <vector>
+
+#include "cpu/eigen_omp/conv_fft.hpp"
+#include "cpu/eigen_omp/eigen.hpp"
+#include "cpu/eigen_omp/parallel.hpp"
+
+#include <unsupported/Eigen/FFT>
+
+namespace triptych::cpu_eigen_omp {
+namespace {
+
+using Complex = std::complex<float>;
+using ComplexArray = Eigen::Array<Complex, Eigen::Dynamic, 1>;
+using ComplexMatrix = Eigen::Matrix<Complex, Eigen::Dynamic, Eigen::Dynamic>;  // column-major
+using RowMajorMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// The smallest length >= n that is a multiple of 4 (kissfft's fast real transform) with no prime
+// factor above 5 (its fast radices).
+std::int64_t fft_length(std::int64_t n) {
+    for (std::int64_t length = ceil_div<std::int64_t>(n, 4) * 4;; length += 4) {
+        std::int64_t rest = length;
+        for (std::int64_t factor : {2, 3, 5})
+            while (rest % factor == 0) rest /= factor;
+        if (rest == 1) return length;
+    }
+}
+
+// Where a (rows, cols) plane sits on the grid: its element (i, j) at
+// (row_offset + i*row_step, col_offset + j*col_step).
+struct Placement {
+    std::int64_t rows, cols, row_offset, col_offset, row_step, col_step;
+};
+
+// The grid of a convolution and where its planes sit on it (see the top of the file); filters
+// sit at its (0, 0) corner.
+struct FftGrid {
+    std::int64_t Fh, Fw;
+    std::int64_t half;  // Fw/2 + 1: the columns of a real plane's spectrum that are stored
+    Placement x, dy;
+
+    explicit FftGrid(const Conv2dShape& s)
+        : Fh(fft_length(s.H + 2 * s.pad_h)),
+          Fw(fft_length(s.W + 2 * s.pad_w)),
+          half(Fw / 2 + 1),
+          x{s.H, s.W, s.pad_h, s.pad_w, 1, 1},
+          dy{s.P(), s.Q(), 0, 0, s.stride_h, s.stride_w} {}
+
+    std::int64_t spectrum_size() const { return half * Fh; }
+};
+
+// The three sets of spectra of a pass: its two operands and their channel sum.
+enum class Role { first, second, product };
+
+// The spectra of `count` planes, each (half, Fh): column j (Fh frequencies, contiguous) of plane
+// i at (j*count + i)*Fh, so that the channel sums, which combine the same column of many planes,
+// find them side by side. Seen whole, a column-major (Fh, half*count) matrix.
+// The storage is kept by the calling thread from one call to the next, one buffer per Role,
+// grown when a call needs more. Freshly allocated, the 14 MB of the 11x11 bench layer's three
+// sets came from the kernel page by page (measured: page faults, 10% of the forward time).
+// Thread-local keeps concurrent calls apart; a call uses each Role once, so it is re-entrant.
+class Spectra {
+  public:
+    Spectra(const FftGrid& grid, std::int64_t count, Role role)
+        : Fh_(grid.Fh),
+          count_(count),
+          matrix_columns_(grid.half * count),
+          data_(storage(role, grid.spectrum_size() * count)) {}
+
+    std::int64_t count() const { return count_; }
+    Complex* column(std::int64_t j, std::int64_t plane) { return data_ + (j * count_ + plane) * Fh_; }
+    const Complex* column(std::int64_t j, std::int64_t plane) const {
+        return data_ + (j * count_ + plane) * Fh_;
+    }
+    Eigen::Map<ComplexMatrix> matrix() { return {data_, Fh_, matrix_columns_}; }
+    Eigen::Map<const ComplexMatrix> matrix() const { return {data_, Fh_, matrix_columns_}; }
+
+  private:
+    static Complex* storage(Role role, std::int64_t size) {
+        thread_local ComplexArray buffers[3];  // uninitialised: every value is written before read
+        ComplexArray& buffer = buffers[static_cast<int>(role)];
+        if (buffer.size() < size) buffer.resize(size);
+        return buffer.data();
+    }
+
+    std::int64_t Fh_, count_, matrix_columns_;
+    Complex* data_;
+};
+
+// One thread's 2D transforms of planes placed on a grid at `at`.
+class PlaneFft {
+  public:
+    PlaneFft(const FftGrid& grid, const Placement& at)
+        : grid_(grid),
+          at_(at),
+          grid_row_(static_cast<std::size_t>(grid.Fw), 0.0f),
+          spectrum_row_(static_cast<std::size_t>(grid.half)),
+          forward_columns_(static_cast<std::size_t>(grid.spectrum_size()), Complex(0.0f)),
+          inverse_columns_(static_cast<std::size_t>(grid.spectrum_size())) {
+        fft_.SetFlag(Eigen::FFT<float>::HalfSpectrum);  // real rows: keep Fw/2 + 1 outputs
+        fft_.SetFlag(Eigen::FFT<float>::Unscaled);      // the 1/(Fh*Fw) is applied once, at the end
+    }
+
+    // Plane `index` of `spectra` = the transform of the grid holding `plane`: the rows with data,
+    // each scattered into the columns, then every column. The grid points that never receive
+    // data, in grid_row_ and in forward_columns_, keep the zeros set above.
+    void forward(const float* plane, Spectra& spectra, std::int64_t index) {
+        const std::int64_t Fh = grid_.Fh, Fw = grid_.Fw, half = grid_.half;
+        for (std::int64_t i = 0; i < at_.rows; ++i) {
+            const std::int64_t g = at_.row_offset + i * at_.row_step;  // its grid row
+            for (std::int64_t j = 0; j < at_.cols; ++j)
+                grid_row_[at_.col_offset + j * at_.col_step] = plane[i * at_.cols + j];
+            fft_.fwd(spectrum_row_.data(), grid_row_.data(), Fw);
+            for (std::int64_t j = 0; j < half; ++j) forward_columns_[j * Fh + g] = spectrum_row_[j];
+        }
+        for (std::int64_t j = 0; j < half; ++j)
+            fft_.fwd(spectra.column(j, index), &forward_columns_[j * Fh], Fh);
+    }
+
+    // plane = the grid whose transform is plane `index` of `spectra`, read where `at` says:
+    // every column, then only the rows kept.
+    void inverse(const Spectra& spectra, std::int64_t index, float* plane) {
+        const std::int64_t Fh = grid_.Fh, Fw = grid_.Fw, half = grid_.half;
+        const float scale = 1.0f / float(Fh * Fw);
+        for (std::int64_t j = 0; j < half; ++j)
+            fft_.inv(&inverse_columns_[j * Fh], spectra.column(j, index), Fh);
+        for (std::int64_t i = 0; i < at_.rows; ++i) {
+            const std::int64_t g = at_.row_offset + i * at_.row_step;  // the grid row to keep
+            for (std::int64_t j = 0; j < half; ++j) spectrum_row_[j] = inverse_columns_[j * Fh + g];
+            fft_.inv(grid_row_.data(), spectrum_row_.data(), Fw);
+            for (std::int64_t j = 0; j < at_.cols; ++j)
+                plane[i * at_.cols + j] = grid_row_[at_.col_offset + j * at_.col_step] * scale;
+        }
+    }
+
+  private:
+    const FftGrid& grid_;
+    const Placement& at_;
+    Eigen::FFT<float> fft_;
+    std::vector<float> grid_row_;           // one real grid row, Fw
+    std::vector<Complex> spectrum_row_;     // its transform, half
+    std::vector<Complex> forward_columns_;  // the row transforms, column by column, (half, Fh)
+    std::vector<Complex> inverse_columns_;  // the column inverses, (half, Fh)
+};
+
+// The spectra of `count` planes placed at `at`, one after the other. OpenMP over planes.
+Spectra transform(const FftGrid& grid, std::int64_t count, const float* planes, const Placement& at,
+                  Role role) {
+    Spectra spectra(grid, count, role);
+    for_each_slice(count, grid.spectrum_size(), [&](std::int64_t begin, std::int64_t n) {
+        PlaneFft fft(grid, at);
+        for (std::int64_t i = begin; i < begin + n; ++i)
+            fft.forward(planes + i * at.rows * at.cols, spectra, i);
+    });
+    return spectra;
+}
+
+// The (frequencies, points) matrix of a length-`length` DFT restricted to its first frequencies
+// and points: [f, p] = e^{-2 pi i f p / length}, the angle reduced in integers and computed in
+// double so that every entry is correctly rounded.
+ComplexMatrix dft_matrix(std::int64_t frequencies, std::int64_t points, std::int64_t length) {
+    ComplexMatrix dft(frequencies, points);
+    for (std::int64_t p = 0; p < points; ++p)
+        for (std::int64_t f = 0; f < frequencies; ++f) {
+            const double angle = -2.0 * std::numbers::pi * double(f * p % length) / double(length);
+            dft(f, p) = Complex(float(std::cos(angle)), float(std::sin(angle)));
+        }
+    return dft;
+}
+
+// The spectra of `count` (R, S) filters at the grid's corner, as two matrix products (see the top
+// of the file): rows = w (count*R, S) * row DFT (S, half), column-major, is already the
+// (R, half*count) matrix whose column j*count + i holds column j of filter i's R row transforms;
+// the column DFT (Fh, R) times it is the Spectra matrix.
+Spectra filter_transform(const FftGrid& grid, const Conv2dShape& s, std::int64_t count,
+                         const float* w, Role role) {
+    Spectra spectra(grid, count, role);
+    const ComplexMatrix rows = Eigen::Map<const RowMajorMatrix>(w, count * s.R, s.S) *
+                               dft_matrix(grid.half, s.S, grid.Fw).transpose();
+    spectra.matrix().noalias() = dft_matrix(grid.Fh, s.R, grid.Fh) *
+                                 Eigen::Map<const ComplexMatrix>(rows.data(), s.R, grid.half * count);
+    return spectra;
+}
+
+// The (R, S) corners of the inverse transforms of every plane of Z, the same two products
+// backwards: the inverse column DFT (R, Fh) = the adjoint of the forward one; then the real rows
+// from their half spectra, sum over j < half of c_j Re(X[j] e^{+2 pi i j s / Fw}) / (Fh*Fw), with
+// c_j = 2 for the j whose conjugate (Fw - j) is not stored, 1 for j = 0 and j = Fw/2.
+void filter_inverse(const FftGrid& grid, const Conv2dShape& s, const Spectra& Z, float* dw) {
+    const ComplexMatrix rows = dft_matrix(grid.Fh, s.R, grid.Fh).adjoint() * Z.matrix();
+    ComplexMatrix row_inverse = dft_matrix(grid.half, s.S, grid.Fw).conjugate();
+    row_inverse *= Complex(2.0f / float(grid.Fh * grid.Fw));
+    row_inverse.row(0) *= Complex(0.5f);
+    row_inverse.row(grid.half - 1) *= Complex(0.5f);
+    Eigen::Map<RowMajorMatrix>(dw, Z.count() * s.R, s.S) =
+        (Eigen::Map<const ComplexMatrix>(rows.data(), Z.count() * s.R, grid.half) * row_inverse)
+            .real();
+}
+
+// The channel sum of a pass, at every frequency, for a < A, b < B, s < S:
+//   Z(z_index(a, b)) = sum_s P(p_index(a, s)) * Q(q_index(b, s)),  Q conjugated if `conjugate_q`.
+// OpenMP over spectrum columns: a thread sweeps one column of every plane of P, Q and Z (for the
+// 11x11 bench layer 80 + 160 + 80 KB, in L2) before the next.
+template <typename ZIndex, typename PIndex, typename QIndex>
+Spectra channel_sum(const FftGrid& grid, std::int64_t A, std::int64_t B, std::int64_t S,
+                    ZIndex z_index, const Spectra& P, PIndex p_index, const Spectra& Q,
+                    QIndex q_index, bool conjugate_q) {
+    Spectra Z(grid, A * B, Role::product);
+    for_each_slice(grid.half, 2 * A * B * S * grid.Fh, [&](std::int64_t begin, std::int64_t n) {
+        for (std::int64_t j = begin; j < begin + n; ++j)
+            for (std::int64_t a = 0; a < A; ++a)
+                for (std::int64_t b = 0; b < B; ++b) {
+                    Eigen::Map<ComplexArray> z(Z.column(j, z_index(a, b)), grid.Fh);
+                    z.setZero();
+                    for (std::int64_t s = 0; s < S; ++s) {
+                        Eigen::Map<const ComplexArray> p(P.column(j, p_index(a, s)), grid.Fh);
+                        Eigen::Map<const ComplexArray> q(Q.column(j, q_index(b, s)), grid.Fh);
+                        if (conjugate_q)
+                            z += p * q.conjugate();
+                        else
+                            z += p * q;
+                    }
+                }
+    });
+    return Z;
+}
+
+// `out` = the inverse transforms of every plane of Z, read where `at` says. OpenMP over planes.
+void inverse_transform(const FftGrid& grid, const Spectra& Z, const Placement& at, float* out) {
+    const std::int64_t plane_size = at.rows * at.cols;
+    for_each_slice(Z.count(), grid.spectrum_size(), [&](std::int64_t begin, std::int64_t n) {
+        PlaneFft fft(grid, at);
+        for (std::int64_t i = begin; i < begin + n; ++i) fft.inverse(Z, i, out + i * plane_size);
+    });
+}
+
+}  // namespace
+
+void conv2d_forward_fft(const Conv2dShape& s, const float* x, const float* w, const float* b,
+                        float* y) {
+    const FftGrid grid(s);
+    const auto image_channel = [&](std::int64_t n, std::int64_t c) { return n * s.C + c; };
+    const auto filter_channel = [&](std::int64_t k, std::int64_t c) { return k * s.C + c; };
+    const auto image_filter = [&](std::int64_t n, std::int64_t k) { return n * s.K + k; };
+    const Spectra X = transform(grid, s.N * s.C, x, grid.x, Role::first);
+    const Spectra Wf = filter_transform(grid, s, s.K * s.C, w, Role::second);
+    // Y[n, k] = sum_c X[n, c] * conj(W[k, c])
+    const Spectra Z = channel_sum(grid, s.N, s.K, s.C, image_filter, X, image_channel, Wf,
+                                  filter_channel, true);
+    // y is read off the grid at the stride-dilated positions: dy's placement.
+    inverse_transform(grid, Z, grid.dy, y);
+    const std::int64_t PQ = s.P() * s.Q();
+    for (std::int64_t plane = 0; plane < s.N * s.K; ++plane)
+        Eigen::Map<Array>(y + plane * PQ, PQ) += b[plane % s.K];
+}
+
+void conv2d_backward_data_fft(const Conv2dShape& s, const float* dy, const float* w, float* dx) {
+    const FftGrid grid(s);
+    const auto image_channel = [&](std::int64_t n, std::int64_t c) { return n * s.C + c; };
+    const auto filter_channel = [&](std::int64_t k, std::int64_t c) { return k * s.C + c; };
+    const auto image_filter = [&](std::int64_t n, std::int64_t k) { return n * s.K + k; };
+    const Spectra D = transform(grid, s.N * s.K, dy, grid.dy, Role::first);
+    const Spectra Wf = filter_transform(grid, s, s.K * s.C, w, Role::second);
+    // DX[n, c] = sum_k D[n, k] * W[k, c]
+    const Spectra Z = channel_sum(
+        grid, s.N, s.C, s.K, image_channel, D, image_filter, Wf,
+        [&](std::int64_t c, std::int64_t k) { return filter_channel(k, c); }, false);
+    // dx is read off the grid where x sits: the padding is cropped.
+    inverse_transform(grid, Z, grid.x, dx);
+}
+
+void conv2d_backward_weights_fft(const Conv2dShape& s, const float* x, const float* dy, float* dw) {
+    const FftGrid grid(s);
+    const auto image_channel = [&](std::int64_t n, std::int64_t c) { return n * s.C + c; };
+    const auto filter_channel = [&](std::int64_t k, std::int64_t c) { return k * s.C + c; };
+    const auto image_filter = [&](std::int64_t n, std::int64_t k) { return n * s.K + k; };
+    const Spectra X = transform(grid, s.N * s.C, x, grid.x, Role::first);
+    const Spectra D = transform(grid, s.N * s.K, dy, grid.dy, Role::second);
+    // DW[k, c] = sum_n X[n, c] * conj(D[n, k])
+    const Spectra Z = channel_sum(
+        grid, s.C, s.K, s.N, [&](std::int64_t c, std::int64_t k) { return filter_channel(k, c); },
+        X, [&](std::int64_t c, std::int64_t n) { return image_channel(n, c); }, D,
+        [&](std::int64_t k, std::int64_t n) { return image_filter(n, k); }, true);
+    // dw is read off the grid where w sits: its R x S corner.
+    filter_inverse(grid, s, Z, dw);
+}
+
+}  // namespace triptych::cpu_eigen_omp

@@ -1,0 +1,213 @@
+// Lesson 10: convolution by FFT, the convolution theorem (see README.md next to this file).
+//
+// First, in one dimension and in double: a correlation computed directly, then as a pointwise
+// product of discrete Fourier transforms on a grid too small for the padding (the result wraps
+// around) and on one large enough (it does not). Then the schedule of a radix-2 FFT of length 8,
+// as gpu_tiled's fft_lines_kernel runs it (bit reversal, three stages of butterflies, their
+// twiddle factors), applied to the same row and compared with the definition of the transform.
+// Then runs conv2d_forward by every algorithm of every variant as the filter grows from 3x3 to
+// 15x15, each checked against the float64 reference, with its time. Exits 1 if any variant is
+// wrong.
+//
+//   lesson_10_conv_fft [SEED]
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "common/registry.hpp"
+#include "lessons/08_conv_direct/conv_passes.hpp"
+#include "lessons/lesson.hpp"
+
+using namespace triptych;
+
+namespace {
+
+using Complex = std::complex<double>;
+constexpr double two_pi = 6.283185307179586476925;
+
+// The transform by its definition, O(n^2): out[u] = sum_h in[h] e^(sign 2 pi i u h / n).
+// sign -1 is the forward transform, +1 the inverse (unscaled, as fft.hpp's).
+std::vector<Complex> dft(const std::vector<Complex>& in, double sign) {
+    const std::size_t n = in.size();
+    std::vector<Complex> out(n);
+    for (std::size_t u = 0; u < n; ++u)
+        for (std::size_t h = 0; h < n; ++h)
+            out[u] += in[h] * std::polar(1.0, sign * two_pi * double(u * h % n) / double(n));
+    return out;
+}
+
+void print_values(const char* label, const std::vector<double>& values) {
+    std::printf("  %-34s", label);
+    // Rounded to the digit shown, + 0.0 turning -0 (a rounding error of the transforms) into 0.
+    for (double v : values) std::printf(" %5.1f", std::round(v * 10.0) / 10.0 + 0.0);
+    std::puts("");
+}
+
+// y[i] = sum_u a[i + u - pad] * f[u], a read as 0 outside: the definition (1D, stride 1).
+std::vector<double> correlate_direct(const std::vector<double>& a, const std::vector<double>& f,
+                                     int pad) {
+    std::vector<double> y(a.size() + 2 * pad - f.size() + 1, 0.0);
+    for (std::size_t i = 0; i < y.size(); ++i)
+        for (std::size_t u = 0; u < f.size(); ++u) {
+            const long j = long(i + u) - pad;
+            if (j >= 0 && j < long(a.size())) y[i] += a[j] * f[u];
+        }
+    return y;
+}
+
+// The same through the convolution theorem on a grid of `grid` points: a placed at offset pad
+// (its element j at (j + pad) mod grid), f at 0, z = inverse(A * conj(F)) / grid, y[i] = z[i].
+std::vector<double> correlate_fft(const std::vector<double>& a, const std::vector<double>& f,
+                                  int pad, std::size_t grid) {
+    std::vector<Complex> a_grid(grid), f_grid(grid);
+    for (std::size_t j = 0; j < a.size(); ++j) a_grid[(j + pad) % grid] += a[j];
+    for (std::size_t u = 0; u < f.size(); ++u) f_grid[u] = f[u];
+    const std::vector<Complex> A = dft(a_grid, -1), F = dft(f_grid, -1);
+    std::vector<Complex> Z(grid);
+    for (std::size_t k = 0; k < grid; ++k) Z[k] = A[k] * std::conj(F[k]);
+    const std::vector<Complex> z = dft(Z, +1);
+    std::vector<double> y(a.size() + 2 * pad - f.size() + 1);
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] = z[i].real() / double(grid);
+    return y;
+}
+
+void show_convolution_theorem() {
+    const std::vector<double> a{1, 2, 3, 4, 5, 6, 7, 8}, f{1, 0, -1};
+    const int pad = 1;
+    std::puts("The convolution theorem in 1D (double): a correlated with f, pad 1 (8 outputs):");
+    print_values("a", a);
+    print_values("f", f);
+    print_values("direct, zero padding", correlate_direct(a, f, pad));
+    print_values("DFT on 8 points (wraps around)", correlate_fft(a, f, pad, 8));
+    print_values("DFT on 16 points (>= 8 + 2 pad)", correlate_fft(a, f, pad, 16));
+    std::puts(
+        "  On 8 points a[7] lands on the padding in front of a[0] and a[0] on the one after\n"
+        "  a[7]: the first and last outputs read the other end of the row instead of zeros.");
+}
+
+// i with its lowest `bits` bits in reverse order, as fft.cu's reverse_bits.
+int reverse_bits(int i, int bits) {
+    int reversed = 0;
+    for (int b = 0; b < bits; ++b) {
+        reversed = (reversed << 1) | (i & 1);
+        i >>= 1;
+    }
+    return reversed;
+}
+
+// fft_lines_kernel's schedule for one line of length 8, printed, then run on `a` in double.
+void show_radix2_schedule() {
+    constexpr int length = 8, bits = 3, half = length / 2;
+    std::printf("\nA radix-2 FFT of length %d, as gpu_tiled's fft_lines_kernel runs it:\n", length);
+    std::printf("  load: element e goes to position reverse_bits(e):");
+    for (int e = 0; e < length; ++e) std::printf(" %d->%d", e, reverse_bits(e, bits));
+    std::puts("");
+    const std::vector<double> a{1, 2, 3, 4, 5, 6, 7, 8};
+    std::vector<Complex> tile(length), twiddles(half);
+    for (int e = 0; e < length; ++e) tile[reverse_bits(e, bits)] = a[e];
+    for (int t = 0; t < half; ++t) twiddles[t] = std::polar(1.0, -two_pi * t / length);
+    for (int m = 1; m < length; m *= 2) {
+        std::printf("  stage m=%d, butterflies (i0, i1) w^t:", m);
+        for (int b = 0; b < half; ++b) {
+            const int group = b / m, j = b % m;
+            const int i0 = group * 2 * m + j, i1 = i0 + m, t = j * (half / m);
+            std::printf(" (%d,%d)w^%d", i0, i1, t);
+            const Complex even = tile[i0], odd = twiddles[t] * tile[i1];
+            tile[i0] = even + odd;
+            tile[i1] = even - odd;
+        }
+        std::puts("");
+    }
+    std::puts(
+        "  (w = e^(-2 pi i / 8); each butterfly: a[i0], a[i1] = a[i0] + w^t a[i1], a[i0] - w^t "
+        "a[i1])");
+    const std::vector<Complex> reference = dft({a.begin(), a.end()}, -1);
+    double error = 0;
+    for (int u = 0; u < length; ++u) error = std::max(error, std::abs(tile[u] - reference[u]));
+    std::printf("  the FFT of a: X[0] = %.1f, X[1] = %.4f%+.4fi, ...; max |FFT - DFT| = %.1e\n",
+                tile[0].real(), tile[1].real(), tile[1].imag(), error);
+}
+
+// The table's first columns: the filter and the algorithm.
+std::string label(const std::string& filter, const std::string& algorithm) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%-6s %-9s", filter.c_str(), algorithm.c_str());
+    return text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        const std::uint64_t seed = lessons::seed_from_args(argc, argv);
+        std::puts("");
+        show_convolution_theorem();
+        show_radix2_schedule();
+
+        // A small version of the benchmarks' sweep (bench/conv.cpp, sweep_r<R>: N 8, C 16,
+        // 64x64, K 16): the same input for every filter, padded to keep 32x32 outputs.
+        std::vector<Conv2dShape> sweep;
+        for (const std::int64_t R : {3, 9, 15})
+            sweep.push_back({.N = 1,
+                             .C = 4,
+                             .H = 32,
+                             .W = 32,
+                             .K = 4,
+                             .R = R,
+                             .S = R,
+                             .pad_h = R / 2,
+                             .pad_w = R / 2});
+        std::printf("\nconv2d_forward as the filter grows: %s, R = S = 3, 9, 15, pad R/2\n",
+                    "N1 C4 H32 W32 K4");
+
+        std::puts("Algorithms of each variant (Backend::conv2d_algorithms):");
+        bool any_simulated = false;
+        for (const std::string& name : backend_names()) {
+            const Backend& b = backend(name);
+            std::string list;
+            for (const ConvAlgorithm a : b.conv2d_algorithms())
+                list += (list.empty() ? "" : ", ") + to_string(a);
+            std::printf("  %-14s %s\n", name.c_str(), list.c_str());
+            any_simulated = any_simulated || b.device_kind() == DeviceKind::Simulator;
+        }
+        if (any_simulated)
+            std::puts(
+                "\n!!! The GPU variants run on the CUDA simulator, i.e. on the CPU. Their\n"
+                "!!! times below are CPU SIMULATOR TIMES, NOT GPU TIMES: they do not show where\n"
+                "!!! FFT overtakes the others on a GPU. GPU figures come from `triptych report`.");
+
+        std::puts("");
+        lessons::print_pass_header(label("filter", "algorithm"));
+        bool all_passed = true;
+        for (const Conv2dShape& s : sweep)
+            for (const ConvAlgorithm algorithm :
+                 {ConvAlgorithm::direct, ConvAlgorithm::im2col, ConvAlgorithm::fft})
+                for (const std::string& name : backend_names()) {
+                    const Backend& b = backend(name);
+                    if (!lessons::has_algorithm(b, algorithm)) continue;  // listed above
+                    const std::string filter = std::to_string(s.R) + "x" + std::to_string(s.S);
+                    all_passed =
+                        lessons::print_pass_rows(b, lessons::ConvPass::forward, s, algorithm,
+                                                 label(filter, to_string(algorithm)), seed) &&
+                        all_passed;
+                }
+        if (any_simulated) lessons::simulator_footnote();
+        std::puts(
+            "GFLOP/s = 2*N*K*P*Q*C*R*S (the multiply-adds of the definition, whatever the\n"
+            "algorithm: FFT does fewer, so its rate can pass the machine's peak) / the time of "
+            "one\n"
+            "call; the crossover is measured by the benchmarks' sweep (README).");
+        std::puts(all_passed ? "\nall variants match the reference"
+                             : "\nFAILED: some variant does not match the reference");
+        return all_passed ? 0 : 1;
+    } catch (const std::exception& error) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "lesson 10: %s\n", error.what());
+        return 1;
+    }
+}

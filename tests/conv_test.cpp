@@ -1,0 +1,184 @@
+// conv2d on every variant, with every algorithm it offers, against the float64 reference
+// (check/conv_checks.cpp has the tolerances and their reasons), and the reference's backward
+// passes against central finite differences of its own forward pass.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "check/crosscheck.hpp"
+#include "common/host_backend.hpp"
+#include "common/random.hpp"
+#include "common/registry.hpp"
+#include "cpu/naive/conv2d.hpp"
+#include "tests/finite_difference.hpp"
+#include "tests/seed.hpp"
+#include "tests/variants.hpp"
+
+using namespace triptych;
+using Catch::Matchers::Approx;
+using testing::for_every_variant;
+using testing::numerical_gradient;
+using testing::random_doubles;
+using testing::require_pass;
+using testing::weighted_sum;
+
+namespace {
+
+// One of conv2d's default shapes (`triptych check --op conv2d`), except that on the simulator
+// LeNet's batch of 64 runs as a batch of 7: the same layers and code paths, in a quarter of the
+// time (measured on gpu_tiled, all three algorithms: 1.3 s of CPU instead of 5.2 s, and the suite
+// runs three times, then again under the sanitizers). Batch 64 stays in `triptych check`.
+Conv2dShape test_shape(const Backend& b, const std::string& text) {
+    Conv2dShape s = check::parse_conv2d_shape(text);
+    if (b.device_kind() == DeviceKind::Simulator) s.N = std::min<std::int64_t>(s.N, 7);
+    return s;
+}
+
+bool offers(const Backend& b, ConvAlgorithm algorithm) {
+    const std::vector<ConvAlgorithm> algorithms = b.conv2d_algorithms();
+    return std::find(algorithms.begin(), algorithms.end(), algorithm) != algorithms.end();
+}
+
+}  // namespace
+
+TEST_CASE("every variant offers a conv2d algorithm, and cpu_naive exactly the direct one",
+          "[conv]") {
+    CHECK(backend("cpu_naive").conv2d_algorithms() == std::vector{ConvAlgorithm::direct});
+    for (const std::string& name : backend_names()) {
+        const Backend& b = backend(name);
+        INFO(name);
+        if (b.device_kind() == DeviceKind::Cpu)
+            CHECK_FALSE(b.conv2d_algorithms().empty());
+        else if (b.conv2d_algorithms().empty())
+            WARN("skipped, no conv2d algorithm yet: " << name);
+    }
+}
+
+TEST_CASE(
+    "every variant's conv2d forward, backward_data and backward_weights match the float64 "
+    "reference with every algorithm it offers: 1x1 and whole-input filters, strides 2 and 3, "
+    "padding over half the filter, non-square shapes, C = 1 and K = 1, LeNet's layers",
+    "[conv]") {
+    // One algorithm and one shape at a time, so that a variant still writing an algorithm, or one
+    // that refuses some shapes (cuDNN's FFT takes stride 1 only), is tested on the rest.
+    for (ConvAlgorithm algorithm :
+         {ConvAlgorithm::direct, ConvAlgorithm::im2col, ConvAlgorithm::fft})
+        for (const std::string& text : check::op("conv2d").default_shapes)
+            for_every_variant([&](const Backend& b) {
+                if (!offers(b, algorithm)) return;
+                const Conv2dShape s = test_shape(b, text);
+                const std::uint64_t seed = testing::seed();
+                require_pass(check::check_conv2d_forward(b, s, algorithm, seed));
+                require_pass(check::check_conv2d_backward_data(b, s, algorithm, seed));
+                require_pass(check::check_conv2d_backward_weights(b, s, algorithm, seed));
+            });
+}
+
+namespace {
+
+// conv2d_forward as the definition in float, then every output scaled by `factor`: a stand-in for
+// an FFT convolution with a given relative error.
+struct ScaledConv : HostBackend {
+    explicit ScaledConv(float factor) : factor_(factor) {}
+    std::string name() const override { return "scaled_conv"; }
+    DeviceKind device_kind() const override { return DeviceKind::Cpu; }
+    std::string device() const override { return "test"; }
+    std::vector<ConvAlgorithm> conv2d_algorithms() const override {
+        return {ConvAlgorithm::direct, ConvAlgorithm::fft};
+    }
+
+  protected:
+    void conv2d_forward_impl(const Conv2dShape& s, ConvAlgorithm, const float* x, const float* w,
+                             const float* b, float* y) const override {
+        cpu_naive::conv2d_forward<float>(s, x, w, b, y);
+        for (std::int64_t i = 0; i < s.y_shape().elements(); ++i) y[i] *= factor_;
+    }
+
+  private:
+    float factor_;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "the fft tolerance is relative to whole planes, yet fails outputs 0.1% off; the direct "
+    "tolerance fails them at 0.01%",
+    "[conv]") {
+    // LeNet's second convolution at batch 2: sums of 150 products, FFTs of 32 x 32 (L = 10).
+    const Conv2dShape s{2, 6, 14, 14, 16, 5, 5};
+    const auto passes = [&](float factor, ConvAlgorithm algorithm) {
+        return check::check_conv2d_forward(ScaledConv(factor), s, algorithm, testing::seed())
+            .comparison.passed;
+    };
+    CHECK(passes(1.0f + 1e-6f, ConvAlgorithm::fft));
+    CHECK_FALSE(passes(1.0f + 1e-3f, ConvAlgorithm::fft));
+    CHECK(passes(1.0f + 1e-6f, ConvAlgorithm::direct));
+    CHECK_FALSE(passes(1.0f + 1e-4f, ConvAlgorithm::direct));
+}
+
+TEST_CASE("the cross-check catches a conv2d that flips its filters (a true convolution)",
+          "[conv]") {
+    struct FlippedConv : HostBackend {
+        std::string name() const override { return "flipped_conv"; }
+        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
+        std::string device() const override { return "test"; }
+        std::vector<ConvAlgorithm> conv2d_algorithms() const override {
+            return {ConvAlgorithm::direct};
+        }
+
+      protected:
+        void conv2d_forward_impl(const Conv2dShape& s, ConvAlgorithm, const float* x,
+                                 const float* w, const float* b, float* y) const override {
+            std::vector<float> flipped(static_cast<std::size_t>(s.w_shape().elements()));
+            for (std::int64_t kc = 0; kc < s.K * s.C; ++kc)
+                for (std::int64_t r = 0; r < s.R; ++r)
+                    for (std::int64_t t = 0; t < s.S; ++t)
+                        flipped[(kc * s.R + r) * s.S + t] =
+                            w[(kc * s.R + (s.R - 1 - r)) * s.S + (s.S - 1 - t)];
+            cpu_naive::conv2d_forward<float>(s, x, flipped.data(), b, y);
+        }
+    } flipped;
+    // A 1x1 filter reads the same either way; a 3x3 one does not.
+    CHECK(check::check_conv2d_forward(flipped, Conv2dShape{2, 3, 9, 8, 4, 1, 1},
+                                      ConvAlgorithm::direct, testing::seed())
+              .comparison.passed);
+    CHECK_FALSE(check::check_conv2d_forward(flipped, Conv2dShape{2, 3, 9, 8, 4, 3, 3},
+                                            ConvAlgorithm::direct, testing::seed())
+                    .comparison.passed);
+}
+
+TEST_CASE(
+    "the reference's conv2d backward passes (dx, dw, db) are the derivatives of its forward pass "
+    "(finite differences), with strides and padding",
+    "[conv][gradient]") {
+    Rng rng(testing::seed());
+    // Stride 2 with padding 1; then stride 3 by 1 with padding 2 on a 2x3 filter (more than half
+    // of it), where some input rows are never read and must get a zero gradient.
+    for (const Conv2dShape& s : {Conv2dShape{2, 2, 5, 6, 3, 3, 2, 2, 2, 1, 1},
+                                 Conv2dShape{1, 3, 7, 4, 2, 2, 3, 3, 1, 2, 0}}) {
+        INFO(s.str());
+        const std::vector<double> x = random_doubles(s.x_shape().elements(), rng);
+        const std::vector<double> w = random_doubles(s.w_shape().elements(), rng);
+        const std::vector<double> b = random_doubles(s.K, rng);
+        const std::vector<double> dy = random_doubles(s.y_shape().elements(), rng);
+        // L(x, w, b) = sum dy * conv(x, w, b)
+        const auto loss = [&](const std::vector<double>& xs, const std::vector<double>& ws,
+                              const std::vector<double>& bs) {
+            std::vector<double> y(static_cast<std::size_t>(s.y_shape().elements()));
+            cpu_naive::conv2d_forward<double>(s, xs.data(), ws.data(), bs.data(), y.data());
+            return weighted_sum(dy, y);
+        };
+        std::vector<double> dx(x.size()), dw(w.size()), db(b.size());
+        cpu_naive::conv2d_backward_data<double>(s, dy.data(), w.data(), dx.data());
+        cpu_naive::conv2d_backward_weights<double>(s, x.data(), dy.data(), dw.data(), db.data());
+
+        const auto by_x = [&](const std::vector<double>& v) { return loss(v, w, b); };
+        const auto by_w = [&](const std::vector<double>& v) { return loss(x, v, b); };
+        const auto by_b = [&](const std::vector<double>& v) { return loss(x, w, v); };
+        CHECK_THAT(dx, Approx(numerical_gradient(by_x, x)).epsilon(1e-7).margin(1e-9));
+        CHECK_THAT(dw, Approx(numerical_gradient(by_w, w)).epsilon(1e-7).margin(1e-9));
+        CHECK_THAT(db, Approx(numerical_gradient(by_b, b)).epsilon(1e-7).margin(1e-9));
+    }
+}

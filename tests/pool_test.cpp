@@ -1,0 +1,138 @@
+// Max and average pooling on every variant against the float64 reference (check/conv_checks.cpp
+// has the inputs, with their ties, and the tolerances), and the reference's backward passes
+// against central finite differences of its own forward passes.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "check/crosscheck.hpp"
+#include "common/host_backend.hpp"
+#include "common/random.hpp"
+#include "cpu/naive/pool2d.hpp"
+#include "tests/finite_difference.hpp"
+#include "tests/seed.hpp"
+#include "tests/variants.hpp"
+
+using namespace triptych;
+using Catch::Matchers::Approx;
+using testing::check_default_cases;
+using testing::numerical_gradient;
+using testing::random_doubles;
+using testing::weighted_sum;
+
+TEST_CASE(
+    "every variant's max pooling matches the float64 reference exactly, y and argmax, ties going "
+    "to the first element of the window and padding never a candidate",
+    "[pool]") {
+    check_default_cases("max_pool2d");
+}
+
+TEST_CASE(
+    "every variant's average pooling matches the float64 reference, dividing by the input "
+    "elements each window covers (padding not counted), with overlapping windows",
+    "[pool]") {
+    check_default_cases("avg_pool2d");
+}
+
+namespace {
+
+// A max pool with one of two classic mistakes: the last of equal values wins (>= instead of >),
+// or a window that hangs over the edge counts the padding as a 0.
+struct SloppyMaxPool : HostBackend {
+    enum class Mistake { last_of_ties, padding_as_zero };
+    explicit SloppyMaxPool(Mistake mistake) : mistake_(mistake) {}
+    std::string name() const override { return "sloppy_max_pool"; }
+    DeviceKind device_kind() const override { return DeviceKind::Cpu; }
+    std::string device() const override { return "test"; }
+
+  protected:
+    void max_pool2d_forward_impl(const Pool2dShape& s, const float* x, float* y,
+                                 float* argmax) const override {
+        const std::int64_t P = s.P(), Q = s.Q();
+        for (std::int64_t plane = 0; plane < s.N * s.C; ++plane) {
+            const float* in = x + plane * s.H * s.W;
+            for (std::int64_t p = 0; p < P; ++p)
+                for (std::int64_t q = 0; q < Q; ++q) {
+                    const cpu_naive::PoolWindow win = cpu_naive::pool_window(s, p, q);
+                    std::int64_t best = win.h0 * s.W + win.w0;
+                    for (std::int64_t h = win.h0; h < win.h1; ++h)
+                        for (std::int64_t w = win.w0; w < win.w1; ++w) {
+                            const float v = in[h * s.W + w];
+                            if (v > in[best] ||
+                                (mistake_ == Mistake::last_of_ties && v == in[best]))
+                                best = h * s.W + w;
+                        }
+                    float value = in[best];
+                    const bool over_padding = win.count() < s.window_h * s.window_w;
+                    if (mistake_ == Mistake::padding_as_zero && over_padding)
+                        value = std::max(value, 0.0f);
+                    y[plane * P * Q + p * Q + q] = value;
+                    argmax[plane * P * Q + p * Q + q] = float(best);
+                }
+        }
+    }
+
+  private:
+    Mistake mistake_;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "the cross-check catches a max pool whose ties go to the last element, and one that takes "
+    "padding as 0",
+    "[pool]") {
+    const Pool2dShape padded{2, 3, 15, 13, 3, 3, 2, 2, 1, 1};
+    const SloppyMaxPool last_of_ties(SloppyMaxPool::Mistake::last_of_ties);
+    const std::vector<check::CaseResult> ties =
+        check::check_max_pool2d_forward(last_of_ties, padded, testing::seed());
+    CHECK(ties[0].comparison.passed);        // the same values...
+    CHECK_FALSE(ties[1].comparison.passed);  // ...from the wrong places
+
+    const SloppyMaxPool padding_as_zero(SloppyMaxPool::Mistake::padding_as_zero);
+    CHECK_FALSE(check::check_max_pool2d_forward(padding_as_zero, padded, testing::seed())[0]
+                    .comparison.passed);
+}
+
+TEST_CASE(
+    "the reference's pooling backward passes are the derivatives of their forward passes (finite "
+    "differences; max pooling on distinct values)",
+    "[pool][gradient]") {
+    Rng rng(testing::seed());
+    // Overlapping 3x2 windows with stride 2 and padding 1; 3x3 windows with stride 1 (up to nine
+    // windows share an input element) and padding 1.
+    for (const Pool2dShape& s :
+         {Pool2dShape{2, 2, 7, 6, 3, 2, 2, 2, 1, 1}, Pool2dShape{1, 1, 5, 5, 3, 3, 1, 1, 1, 1}}) {
+        INFO(s.str());
+        const std::size_t n = static_cast<std::size_t>(s.x_shape().elements());
+        const std::vector<double> dy = random_doubles(s.y_shape().elements(), rng);
+        std::vector<double> y(dy.size()), argmax(dy.size()), dx(n);
+
+        // x: a shuffle of n evenly spaced values in (-1, 1), 2/n apart, far more than the step h,
+        // so no nudge changes which element is a window's maximum.
+        std::vector<double> x(n);
+        std::iota(x.begin(), x.end(), 0.0);
+        for (std::size_t i = n - 1; i > 0; --i) std::swap(x[i], x[rng.next() % (i + 1)]);
+        for (double& v : x) v = (2 * v + 1) / double(n) - 1;
+        const auto max_loss = [&](const std::vector<double>& input) {
+            std::vector<double> out(dy.size()), where(dy.size());
+            cpu_naive::max_pool2d_forward<double>(s, input.data(), out.data(), where.data());
+            return weighted_sum(dy, out);
+        };
+        cpu_naive::max_pool2d_forward<double>(s, x.data(), y.data(), argmax.data());
+        cpu_naive::max_pool2d_backward<double>(s, dy.data(), argmax.data(), dx.data());
+        CHECK_THAT(dx, Approx(numerical_gradient(max_loss, x)).epsilon(1e-7).margin(1e-9));
+
+        const auto avg_loss = [&](const std::vector<double>& input) {
+            std::vector<double> out(dy.size());
+            cpu_naive::avg_pool2d_forward<double>(s, input.data(), out.data());
+            return weighted_sum(dy, out);
+        };
+        cpu_naive::avg_pool2d_backward<double>(s, dy.data(), dx.data());
+        CHECK_THAT(dx, Approx(numerical_gradient(avg_loss, x)).epsilon(1e-7).margin(1e-9));
+    }
+}
