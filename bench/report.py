@@ -242,7 +242,10 @@ def fmt_times(x):
 
 
 def fmt_percent(x):
-    return f"{x:.0f}%" if x >= 10 else f"{x:.1f}%"
+    """12%, 4.5%, 0.12%, 0.0031%: never 0.0% for a small share that is not zero."""
+    if x >= 10:
+        return f"{x:.0f}%"
+    return f"{x:.1f}%" if x >= 0.1 else f"{x:.2g}%"
 
 
 def fmt_bytes(n):

@@ -1,21 +1,13 @@
-// cpu_eigen_omp conv2d: the three passes by the direct and im2col algorithms, and the dispatch to
-// conv_fft.cpp for the third. Shapes and math as in cpu/naive/conv2d.hpp:
+// cpu_eigen_omp conv2d: the three passes by the im2col algorithm, and the dispatch to
+// conv_direct.cpp and conv_fft.cpp for the other two. Shapes and math as in cpu/naive/conv2d.hpp:
 //   x (N, C, H, W), w (K, C, R, S), b (K), y and dy (N, K, P, Q).
 //
-// Every loop here is built on one helper, for_each_tap_row: for a filter tap (r, t) and an output
+// im2col's loops are built on one helper, for_each_tap_row: for a filter tap (r, t) and an output
 // row p, the outputs q whose input x[h, w] lies inside the image form one run, and the matching
 // inputs are evenly spaced (stride_w apart). Padding is never read: the run simply starts and
 // ends where the image does.
 //
-//   direct   the definition, one output plane per task.
-//            forward          OpenMP over (n, k): y[n, k] = b[k], then for every (c, r, t) a
-//                             strided axpy of x[n, c] into it, run by run;
-//            backward_data    OpenMP over (n, c): dx[n, c] gathers dy[n, k] * w[k, c, r, t] for
-//                             every (k, r, t), the forward's runs with input and output swapped;
-//            backward_weights OpenMP over (k, c): dw[k, c, r, t] is a dot product of dy[n, k]
-//                             with x[n, c] over every n and run.
-//            Each thread owns the planes it writes, so there are no atomics, and every element is
-//            summed in the same order for any thread count.
+//   direct   conv_direct.cpp.
 //   im2col   the input unrolled into a matrix of patches, col (C*R*S, images*P*Q): row
 //            (c, r, t) holds, for every output, the input that tap multiplies (0 in the padding).
 //            Then one GEMM (OpenBLAS's sgemm through Eigen, gemm.cpp, on OpenBLAS's threads) does
@@ -39,11 +31,11 @@
 #include <memory>
 #include <type_traits>
 
+#include "common/math.hpp"
 #include "cpu/eigen_omp/conv_direct.hpp"
 #include "cpu/eigen_omp/conv_fft.hpp"
 #include "cpu/eigen_omp/eigen.hpp"
 #include "cpu/eigen_omp/ops.hpp"
-#include "cpu/eigen_omp/parallel.hpp"
 
 namespace triptych::cpu_eigen_omp {
 namespace {

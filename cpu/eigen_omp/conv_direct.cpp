@@ -2,32 +2,43 @@
 // matrix and no GEMM, arranged for the vector unit. Shapes as in cpu/naive/conv2d.hpp:
 //   x (N, C, H, W), w (K, C, R, S), b (K), y and dy (N, K, P, Q).
 //
-// The idea: vectorise over output channels. With the filters re-laid out as (C, R, S, K), the
-// weights of one tap (c, r, t) for 16 consecutive output channels are 16 contiguous floats, one
-// Vec (one AVX-512 register). One input value, broadcast, times that Vec adds to 16 outputs at
-// once. A block of `Width` output pixels of one row keeps its Width x 16 sums in registers for
-// the whole sum over (c, r, t): per tap, one load of weights and Width multiply-adds, each reading
-// its input value straight from memory; the outputs are written once, at the end. The input is
-// first copied into a zero-padded scratch image, so the inner loops have no bounds checks.
+// A Vec is 16 floats, one AVX-512 register. Two ways to fill one with useful work:
+//   by channels  correlate_by_channels. With the filters re-laid out as (C, R, S, K), the
+//                weights of one tap (c, r, t) for 16 consecutive output channels are one Vec;
+//                one input value, broadcast, times it adds to 16 outputs at once. A block of
+//                `Width` output pixels of one row keeps its Width x 16 sums in registers for the
+//                whole sum over (c, r, t), so outputs are written once, at the end. Any stride.
+//   by pixels    correlate_by_pixels, for few output channels (<= 8) and stride 1: 16
+//                consecutive outputs of one channel read 16 consecutive inputs, one Vec load per
+//                tap, times each channel's weight broadcast.
+// plan() takes whichever computes fewer Vecs. The input is first copied into a zero-padded
+// scratch image, one image per thread at a time (small enough to stay in L2), so the inner loops
+// have no bounds checks.
 //
-//   forward          correlate_batch: y[n] = b + x[n] (padded by pad_h, pad_w) correlated with
-//                    the filters, OpenMP over images, each thread padding one image at a time
-//                    into its own scratch (a few hundred KiB at most here: it stays in L2).
-//   backward_data    the same kernel: dx[n] is dy[n] correlated with the filters flipped
+//   forward          correlate_batch: y[n] = b + x[n] padded by (pad_h, pad_w), correlated with
+//                    the filters; OpenMP over images.
+//   backward_data    the same: dx[n] is dy[n] correlated with the filters flipped
 //                    (r -> R-1-r, t -> S-1-t) and transposed (C outputs from K inputs), dy spread
 //                    out by the stride (stride-1 zeros between its values) and padded by
 //                    R-1-pad_h and S-1-pad_w (cut off where that is negative).
-//   backward_weights weight_gradient_taps: dw[k, c, r, t] = the sum over n, p, q of
-//                    dy[n, k, p, q] * x_padded[n, c, p*stride_h + r, q*stride_w + t], vectorised
-//                    over k the same way: dy is first transposed to (N, P*Q, K), so that its 16
-//                    channels at one pixel are one Vec, and 8 taps' sums stay in registers while
-//                    every pixel of every image streams past. OpenMP over (c, block of 8 taps).
-// Each output element is summed by one thread in a fixed order, whatever the thread count.
+//   backward_weights weight_gradient_block: dw[k, c, r, t] = the sum over n, p, q of
+//                    dy[n, k, p, q] * x_padded[n, c, p*stride_h + r, q*stride_w + t], by channels
+//                    too: dy is transposed to (P*Q, K), so that 16 channels at one pixel are one
+//                    Vec, and a block of 8 or 9 taps keeps its sums in registers while every
+//                    pixel streams past. OpenMP over chunks of 8 images, each with its own partial
+//                    sum; the partials are added in chunk order.
+// Each output element is summed in a fixed order whatever the thread count, so results are
+// reproducible bit for bit.
 //
-// Measured on the 2-core machine (AVX-512, medians of 5, ms), against the version this replaces
-// (one output plane per task, a strided axpy per tap: vectorised over pixels, every output plane
-// streamed through memory once per (c, r, t)):
-//   TODO
+// Measured on the 2-core machine (AVX-512), one thread, best of 31 calls, ms, others' builds
+// running (load average 3-4); forward / backward_data / backward_weights:
+//   LeNet conv1   this 0.33-0.47 / 0.52-0.65 / 1.1-1.4    im2col 1.5-2.0 / 0.8-1.1 / 1.2-1.6
+//   LeNet conv2   this 0.42-0.55 / 1.0-1.1 / 0.85-0.95    im2col 1.6-1.7 / 1.5 / 1.9-2.0
+//   ResNet 3x3    this 47-67 / 50-67 / 150                im2col 74-96 / 61-77 / 72-95
+// Before by pixels existed, LeNet conv1 went by channels: forward 1.2-1.7, backward_data (one
+// output channel in 16 lanes) 7.7-10.6. The version this replaces (one output plane per task, a
+// strided axpy per tap, each output plane streamed through memory once per (c, r, t)) took, on
+// two threads (benchmark medians, load 2), forward 11.9 / 24 / 715 ms on these three layers.
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -77,24 +88,34 @@ void place_padded(const float* src, std::int64_t channels, std::int64_t H, std::
         }
 }
 
-// --- forward and backward_data: one correlation kernel ---------------------------------------
+// --- forward and backward_data: correlate_batch ----------------------------------------------
+
+// Below this many output channels, and with stride 1, correlate_batch vectorises over output
+// pixels (correlate_by_pixels) instead of output channels: LeNet's conv1 has 6, and its
+// backward_data 1, which would fill 6 or 1 of a Vec's 16 lanes.
+constexpr std::int64_t most_channels_by_pixels = 8;
 
 // One correlation: a padded image (in_channels, rows, cols) with filters (in_channels, R, S,
 // out_lanes) into an output (out_channels, P, Q); out_lanes is out_channels rounded up to whole
-// Vecs, the filters holding zeros past out_channels. A row of Q outputs is computed in blocks of
-// `width` pixels and `vecs` Vecs of channels; the padded image is wide enough for the last block
-// of a row to be computed in full (its extra outputs are dropped).
+// Vecs, the filters holding zeros past out_channels. The padded image is large enough for every
+// block a kernel computes in full (outputs past the edges are computed and dropped).
 struct Correlation {
     std::int64_t in_channels, out_channels, out_lanes;
     std::int64_t R, S, stride_h, stride_w;
     std::int64_t P, Q;
-    std::int64_t vecs = 1, width = 1;
-    std::int64_t rows = 0, cols = 0;
+    bool by_pixels = false;           // correlate_by_pixels, else correlate_by_channels
+    std::int64_t width = 1;           // by channels: output pixels per block
+    std::int64_t flat = 0;            // by pixels: P*cols rounded up to whole blocks
+    std::int64_t rows = 0, cols = 0;  // the padded image's plane
 };
 
-// tile (Width, Vecs*lanes) = bias + the correlation at output pixels (p, q0 .. q0+Width-1) for
-// the channels lane0 .. lane0 + Vecs*lanes - 1. The Width*Vecs sums (28 at most) stay in the 32
-// vector registers for the whole loop over (c, r, t).
+// The loops over a block's sums carry `#pragma GCC unroll`: unrolled, each sum is a register;
+// GCC otherwise kept a loop of 25 sums in memory, a load and a store per multiply-add.
+
+// By channels: tile (Width, Vecs*lanes) = bias + the correlation at output pixels
+// (p, q0 .. q0+Width-1) for the channels lane0 .. lane0 + Vecs*lanes - 1. The Width*Vecs sums
+// (28 at most) stay in the 32 vector registers for the whole loop over (c, r, t); each input
+// value is broadcast straight from memory into its multiply-add.
 template <int Vecs, int Width, typename Stride>
 void correlate_block(const Correlation& g, const float* image, const float* filters,
                      const float* bias, std::int64_t p, std::int64_t q0, std::int64_t lane0,
@@ -110,6 +131,7 @@ void correlate_block(const Correlation& g, const float* image, const float* filt
                 Vec weights[Vecs];
                 for (int v = 0; v < Vecs; ++v)
                     weights[v] = Eigen::Map<const Vec>(taps + t * g.out_lanes + v * lanes);
+#pragma GCC unroll 32
                 for (int j = 0; j < Width; ++j) {
                     const float value = in[j * stride_w + t];
                     for (int v = 0; v < Vecs; ++v) sums[j][v] += value * weights[v];
@@ -123,8 +145,8 @@ void correlate_block(const Correlation& g, const float* image, const float* filt
 // out (out_channels, P, Q) = the correlation of one padded image, block by block, each block's
 // tile (pixel, channel) transposed into out's (channel, pixel) planes.
 template <int Vecs, int Width, typename Stride>
-void correlate_image(const Correlation& g, const float* image, const float* filters,
-                     const float* bias, Stride stride_w, float* out) {
+void correlate_by_channels(const Correlation& g, const float* image, const float* filters,
+                           const float* bias, Stride stride_w, float* out) {
     constexpr std::int64_t tile_lanes = Vecs * lanes;
     alignas(64) float tile[Width * tile_lanes];
     for (std::int64_t p = 0; p < g.P; ++p)
@@ -143,11 +165,11 @@ void correlate_image(const Correlation& g, const float* image, const float* filt
 template <int... Widths>
 using WidthList = std::integer_sequence<int, Widths...>;
 
-// Calls body(vecs, stride_w, widths) with the block shapes correlate_image is compiled for:
-// 2 Vecs of channels when out_lanes is a multiple of 32 (the weights loaded per tap serve twice
-// the sums), else 1; widths up to 28 sums. A stride of 1 is a compile-time constant with a choice
-// of widths, so that a row splits into blocks with little waste (LeNet's Q = 10 and 28, ResNet's
-// 56 exactly); a larger stride, rare, gets one width.
+// Calls body(vecs, stride_w, widths) with the block shapes correlate_by_channels is compiled
+// for: 2 Vecs of channels when out_lanes is a multiple of 32 (each weight load then serves twice
+// the sums), else 1; widths up to 24 sums (28 spilled registers here). A stride of 1 is a
+// compile-time constant with a choice of widths, so that a row splits into blocks with little
+// waste (LeNet's Q = 10 and 28, ResNet's 56 exactly); a larger stride, rare, gets one width.
 template <typename Body>
 void with_block_shapes(const Correlation& g, Body body) {
     using OneVec = std::integral_constant<int, 1>;
@@ -156,7 +178,7 @@ void with_block_shapes(const Correlation& g, Body body) {
     if (g.stride_w == 1) {
         const std::integral_constant<std::int64_t, 1> unit;
         if (two)
-            body(TwoVecs{}, unit, WidthList<4, 6, 8, 10, 12, 14>{});
+            body(TwoVecs{}, unit, WidthList<4, 6, 8, 10, 12>{});
         else
             body(OneVec{}, unit, WidthList<4, 8, 10, 12, 14, 16, 20, 24>{});
     } else {
@@ -165,6 +187,75 @@ void with_block_shapes(const Correlation& g, Body body) {
         else
             body(OneVec{}, g.stride_w, WidthList<8>{});
     }
+}
+
+template <int Vecs, typename Stride, int... Widths>
+void correlate_by_channels_of_width(const Correlation& g, WidthList<Widths...>, const float* image,
+                                    const float* filters, const float* bias, Stride stride_w,
+                                    float* out) {
+    ((g.width == Widths
+          ? correlate_by_channels<Vecs, Widths>(g, image, filters, bias, stride_w, out)
+          : void()),
+     ...);
+}
+
+// By pixels (stride 1 only): output (p, q) reads input (p + r, q + t), so in the padded image
+// seen flat, output i = p*cols + q reads input i + r*cols + t. Computed for every i of the flat
+// plane (the columns q >= Q of each row too, dropped afterwards), 16 consecutive outputs read 16
+// consecutive inputs: one unaligned Vec load per tap, times each channel's weight.
+
+// The Vecs of outputs per block for `channels` output channels: about 12 sums in all, enough to
+// hide the multiply-add's latency (4 cycles, 2 issued per cycle).
+constexpr std::int64_t flat_vecs(std::int64_t channels) {
+    return ceil_div<std::int64_t>(12, channels);
+}
+
+// flat_out[k, i0 .. i0 + flat_vecs*lanes - 1] = bias[k] + the correlation there, for every one of
+// the Channels (= out_channels) channels.
+template <int Channels>
+void correlate_flat_block(const Correlation& g, const float* image, const float* filters,
+                          const float* bias, std::int64_t i0, float* flat_out) {
+    constexpr int Vecs = flat_vecs(Channels);
+    Vec sums[Channels][Vecs];
+    for (int k = 0; k < Channels; ++k)
+        for (int v = 0; v < Vecs; ++v) sums[k][v].setConstant(bias[k]);
+    for (std::int64_t c = 0; c < g.in_channels; ++c)
+        for (std::int64_t r = 0; r < g.R; ++r)
+            for (std::int64_t t = 0; t < g.S; ++t) {
+                const float* in = image + (c * g.rows + r) * g.cols + t + i0;
+                const float* weights = filters + ((c * g.R + r) * g.S + t) * g.out_lanes;
+                Vec values[Vecs];
+                for (int v = 0; v < Vecs; ++v) values[v] = Eigen::Map<const Vec>(in + v * lanes);
+#pragma GCC unroll 32
+                for (int k = 0; k < Channels; ++k)
+                    for (int v = 0; v < Vecs; ++v) sums[k][v] += weights[k] * values[v];
+            }
+    for (int k = 0; k < Channels; ++k)
+        for (int v = 0; v < Vecs; ++v)
+            Eigen::Map<Vec>(flat_out + k * g.flat + i0 + v * lanes) = sums[k][v];
+}
+
+// out (out_channels, P, Q) = the correlation of one padded image, through flat_out
+// (out_channels, flat): block by block, then the first Q outputs of each row copied out.
+template <int Channels>
+void correlate_by_pixels(const Correlation& g, const float* image, const float* filters,
+                         const float* bias, float* flat_out, float* out) {
+    for (std::int64_t i0 = 0; i0 < g.flat; i0 += flat_vecs(Channels) * lanes)
+        correlate_flat_block<Channels>(g, image, filters, bias, i0, flat_out);
+    for (std::int64_t k = 0; k < Channels; ++k)
+        for (std::int64_t p = 0; p < g.P; ++p)
+            Eigen::Map<Array>(out + (k * g.P + p) * g.Q, g.Q) =
+                Eigen::Map<const Array>(flat_out + k * g.flat + p * g.cols, g.Q);
+}
+
+template <int... Channels>
+void correlate_by_pixels_of(const Correlation& g, std::integer_sequence<int, Channels...>,
+                            const float* image, const float* filters, const float* bias,
+                            float* flat_out, float* out) {
+    ((g.out_channels == Channels
+          ? correlate_by_pixels<Channels>(g, image, filters, bias, flat_out, out)
+          : void()),
+     ...);
 }
 
 // Of `widths` (ascending), the one that computes the fewest outputs for a row of Q (whole
@@ -180,8 +271,10 @@ std::int64_t best_width(std::int64_t Q, WidthList<Widths...>) {
     return best;
 }
 
-// A correlation with its block shape chosen and its padded plane sized: rows read by the P
-// output rows, and columns read by the Q outputs rounded up to whole blocks.
+// A correlation with its kernel and block shape chosen, and its padded plane sized. By channels
+// costs out_lanes/16 Vec multiply-adds per output pixel computed, by pixels out_channels per 16
+// pixels computed (a row of cols); whichever does fewer is taken. LeNet's conv1 and both
+// backward_data passes go by pixels, conv2 and ResNet's 3x3 by channels.
 Correlation plan(std::int64_t in_channels, std::int64_t out_channels, std::int64_t R,
                  std::int64_t S, std::int64_t stride_h, std::int64_t stride_w, std::int64_t P,
                  std::int64_t Q) {
@@ -194,22 +287,23 @@ Correlation plan(std::int64_t in_channels, std::int64_t out_channels, std::int64
                   .stride_w = stride_w,
                   .P = P,
                   .Q = Q};
-    with_block_shapes(g, [&](auto vecs, auto, auto widths) {
-        g.vecs = vecs();
-        g.width = best_width(Q, widths);
-    });
-    g.rows = (P - 1) * stride_h + R;
-    g.cols = (ceil_div(Q, g.width) * g.width - 1) * stride_w + S;
+    with_block_shapes(g, [&](auto, auto, auto widths) { g.width = best_width(Q, widths); });
+    const std::int64_t by_channels_cost = g.out_lanes / lanes * P * ceil_div(Q, g.width) * g.width;
+    const std::int64_t flat_block = flat_vecs(out_channels) * lanes;
+    const std::int64_t flat_cols = Q + S - 1;
+    const std::int64_t flat = ceil_div(P * flat_cols, flat_block) * flat_block;
+    g.by_pixels = stride_h == 1 && stride_w == 1 && out_channels <= most_channels_by_pixels &&
+                  out_channels * flat / lanes < by_channels_cost;
+    if (g.by_pixels) {
+        g.flat = flat;
+        g.cols = flat_cols;
+        // the last block reads up to input flat - 1 + (R-1)*cols + S-1
+        g.rows = ceil_div(flat + (R - 1) * g.cols + S - 1, g.cols);
+    } else {
+        g.rows = (P - 1) * stride_h + R;
+        g.cols = (ceil_div(Q, g.width) * g.width - 1) * stride_w + S;
+    }
     return g;
-}
-
-template <int Vecs, typename Stride, int... Widths>
-void correlate_image_by_width(const Correlation& g, WidthList<Widths...>, const float* image,
-                              const float* filters, const float* bias, Stride stride_w,
-                              float* out) {
-    ((g.width == Widths ? correlate_image<Vecs, Widths>(g, image, filters, bias, stride_w, out)
-                        : void()),
-     ...);
 }
 
 // out (N, out_channels, P, Q) = bias + the correlation of every image of in (N, in_channels,
@@ -223,22 +317,28 @@ void correlate_batch(const Correlation& g, std::int64_t N, const float* in, std:
     const std::int64_t multiply_adds = out_size * g.in_channels * g.R * g.S;
     for_each_slice(N, multiply_adds, [&](std::int64_t begin, std::int64_t count) {
         const auto image = scratch(image_size);
+        const auto flat_out = scratch(g.out_channels * g.flat);
         for (std::int64_t n = begin; n < begin + count; ++n) {
             place_padded(in + n * g.in_channels * H * W, g.in_channels, H, W, at, image.get(),
                          g.rows, g.cols);
-            with_block_shapes(g, [&](auto vecs, auto stride_w, auto widths) {
-                correlate_image_by_width<vecs()>(g, widths, image.get(), filters, bias, stride_w,
-                                                 out + n * out_size);
-            });
+            if (g.by_pixels)
+                correlate_by_pixels_of(g, std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7, 8>{},
+                                       image.get(), filters, bias, flat_out.get(),
+                                       out + n * out_size);
+            else
+                with_block_shapes(g, [&](auto vecs, auto stride_w, auto widths) {
+                    correlate_by_channels_of_width<vecs()>(g, widths, image.get(), filters, bias,
+                                                           stride_w, out + n * out_size);
+                });
         }
     });
 }
 
-// The filters as correlate_image reads them, (in_channels, R, S, out_lanes), zeros past
+// The filters as correlate_batch reads them, (in_channels, R, S, out_lanes), zeros past
 // out_channels. Forward: in = C, out = K, f[c, r, t, k] = w[k, c, r, t]. Backward_data
 // (`flipped`): in = K, out = C, f[k, r, t, c] = w[k, c, R-1-r, S-1-t].
-std::unique_ptr<float[]> filters_by_tap(const Conv2dShape& s, const Correlation& g,
-                                        const float* w, bool flipped) {
+std::unique_ptr<float[]> filters_by_tap(const Conv2dShape& s, const Correlation& g, const float* w,
+                                        bool flipped) {
     auto f = scratch(g.in_channels * s.R * s.S * g.out_lanes);
     Eigen::Map<Array>(f.get(), g.in_channels * s.R * s.S * g.out_lanes).setZero();
     for (std::int64_t k = 0; k < s.K; ++k)
@@ -261,11 +361,13 @@ std::unique_ptr<float[]> filters_by_tap(const Conv2dShape& s, const Correlation&
 // in L2 while every block of taps reads them.
 constexpr std::int64_t chunk_images = 8;
 
-// Block sizes (taps summed at once) weight_gradient_taps is compiled for: up to 25 sums in
-// registers, so that a 3x3 or 5x5 filter is one block.
-using TapBlocks = WidthList<4, 8, 9, 12, 16, 20, 24, 25>;
+// Block sizes (taps summed at once) weight_gradient_block is compiled for: 8, or 9 (a 3x3 filter
+// in one block: ResNet's 3x3 backward_weights 280 -> 150 ms on one thread), whose sums and tap
+// offsets stay in registers. Blocks of up to 25 taps ran out of general registers: each tap's
+// offset was reloaded from the stack.
+using TapBlocks = WidthList<8, 9>;
 
-// One chunk of images, as weight_gradient_taps reads them:
+// One chunk of images, as weight_gradient_block reads them:
 //   images    (count, C, rows, cols): x padded, rows = (P-1)*stride_h + R,
 //             cols = (Q-1)*stride_w + S;
 //   gradients (count, P*Q, out_lanes): dy[n, k, p, q] at [n, p*Q + q, k], zeros past K.
@@ -279,8 +381,8 @@ struct GradientChunk {
 // dy[n, k, p, q] * x_padded[n, c, p*stride_h + r, q*stride_w + t], for every k and the taps
 // tap0 .. tap0 + Taps - 1 (flattened r*S + t) that exist. One Vec of 16 channels per tap.
 template <int Taps>
-void weight_gradient_taps(const Conv2dShape& s, const GradientChunk& in, std::int64_t c,
-                          std::int64_t tap0, float* partial) {
+void weight_gradient_block(const Conv2dShape& s, const GradientChunk& in, std::int64_t c,
+                           std::int64_t tap0, float* partial) {
     const std::int64_t P = s.P(), Q = s.Q(), RS = s.R * s.S;
     std::int64_t offsets[Taps];  // of each tap's input from its window's corner; 0 past R*S
     for (int i = 0; i < Taps; ++i)
@@ -295,6 +397,7 @@ void weight_gradient_taps(const Conv2dShape& s, const GradientChunk& in, std::in
                 for (std::int64_t q = 0; q < Q; ++q) {
                     const Vec g = Eigen::Map<const Vec>(grad + q * in.out_lanes);
                     const float* window = row + q * s.stride_w;
+#pragma GCC unroll 32
                     for (int i = 0; i < Taps; ++i) sums[i] += window[offsets[i]] * g;
                 }
             }
@@ -305,6 +408,17 @@ void weight_gradient_taps(const Conv2dShape& s, const GradientChunk& in, std::in
     }
 }
 
+// Every weight_gradient_block of the chunk, with the block size of `sizes` that computes the
+// fewest taps (whole blocks).
+template <int... Sizes>
+void weight_gradient_by_blocks(const Conv2dShape& s, const GradientChunk& in,
+                               WidthList<Sizes...> sizes, float* partial) {
+    const std::int64_t RS = s.R * s.S, size = best_width(RS, sizes);
+    for (std::int64_t c = 0; c < s.C; ++c)
+        for (std::int64_t tap0 = 0; tap0 < RS; tap0 += size)
+            ((size == Sizes ? weight_gradient_block<Sizes>(s, in, c, tap0, partial) : void()), ...);
+}
+
 // partial (K, C, R, S) = the weight gradient of images first .. first + in.count - 1 alone.
 void weight_gradient_chunk(const Conv2dShape& s, const float* x, const float* dy,
                            std::int64_t first, const GradientChunk& in, float* partial) {
@@ -313,20 +427,16 @@ void weight_gradient_chunk(const Conv2dShape& s, const float* x, const float* dy
         const std::int64_t n = first + i;
         place_padded(x + n * s.C * s.H * s.W, s.C, s.H, s.W, Placement{s.pad_h, s.pad_w, 1, 1},
                      in.images + i * image_size, in.rows, in.cols);
+        // dy[n] transposed, plane by plane (reading each plane in order is what keeps this pass
+        // small: LeNet conv1's chunk transposed element by element in (pq, k) order took longer
+        // than its multiply-adds).
         float* grad = in.gradients + i * PQ * in.out_lanes;
-        for (std::int64_t pq = 0; pq < PQ; ++pq)
-            for (std::int64_t k = 0; k < in.out_lanes; ++k)
-                grad[pq * in.out_lanes + k] = k < s.K ? dy[(n * s.K + k) * PQ + pq] : 0.0f;
+        Eigen::Map<Array>(grad, PQ * in.out_lanes).setZero();
+        for (std::int64_t k = 0; k < s.K; ++k)
+            for (std::int64_t pq = 0; pq < PQ; ++pq)
+                grad[pq * in.out_lanes + k] = dy[(n * s.K + k) * PQ + pq];
     }
-    [&]<int... Taps>(WidthList<Taps...> blocks) {
-        const std::int64_t block = best_width(s.R * s.S, blocks);
-        auto run = [&]<int Block>() {
-            for (std::int64_t c = 0; c < s.C; ++c)
-                for (std::int64_t tap0 = 0; tap0 < s.R * s.S; tap0 += Block)
-                    weight_gradient_taps<Block>(s, in, c, tap0, partial);
-        };
-        ((block == Taps ? run.template operator()<Taps>() : void()), ...);
-    }(TapBlocks{});
+    weight_gradient_by_blocks(s, in, TapBlocks{}, partial);
 }
 
 }  // namespace
@@ -342,8 +452,7 @@ void conv2d_forward_direct(const Conv2dShape& s, const float* x, const float* w,
                     bias.get(), y);
 }
 
-void conv2d_backward_data_direct(const Conv2dShape& s, const float* dy, const float* w,
-                                 float* dx) {
+void conv2d_backward_data_direct(const Conv2dShape& s, const float* dy, const float* w, float* dx) {
     const Correlation g = plan(s.K, s.C, s.R, s.S, 1, 1, s.H, s.W);
     const auto filters = filters_by_tap(s, g, w, true);
     const auto zeros = scratch(g.out_lanes);

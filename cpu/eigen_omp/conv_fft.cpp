@@ -8,7 +8,7 @@
 // (indices mod F_h and F_w; conj because the inputs are real). The sums are circular: an index
 // past the edge wraps around. The grid is made large enough that no sum we keep ever wraps:
 // F_h >= H + 2 pad_h, F_w >= W + 2 pad_w, the padded input, rounded up to a length kissfft
-// transforms fast (a multiple of 4 with no prime factor above 5). Three planes are placed on it,
+// transforms fast (fft_length). Three planes are placed on it,
 // zero everywhere else:
 //   x  at (pad_h, pad_w): the zero-padded input xp;
 //   w  at (0, 0);
@@ -24,25 +24,48 @@
 //                    padded grid and the padding is cropped).
 //   backward_weights dw[k, c, r, s] = z[r, s], where
 //                    Z = sum_n XP[n, c] * conj(D[n, k])     (xp correlated with d).
-// Cost: one 2D FFT per plane of x, w and dy, one inverse per output plane, and F_h*F_w/2 complex
-// multiply-adds per (input, output) channel pair, whatever the filter size; direct and im2col
-// pay R*S multiply-adds per output. So FFT wins for large filters and loses for small ones: in
-// the bench sweep (N=8, C=16, 64x64, K=16; 2 threads, 2-core machine with others' builds
-// running) FFT's forward stays at 22 ms from R=3 to R=15 while direct grows from 11 to 190 ms
-// and im2col from 8 to 240 ms, FFT passing both between R=3 and R=5. On the bench's 11x11 layer:
-// FFT 23 ms, direct 137 ms, im2col 167 ms.
-// Its rounding error grows with the whole sum, not with each term: measured at most 3.1e-7 of the
-// largest sum |x * w| of the output (direct and im2col: 2.5e-7 of each output's own sum).
+// Cost: one 2D transform per plane of x, w and dy, one inverse per output plane, and
+// F_h*(F_w/2 + 1) complex multiply-adds per (input, output) channel pair, whatever the filter
+// size; direct and im2col pay R*S multiply-adds per output. So FFT wins for large filters and
+// loses for small ones (numbers at the end).
+// Its rounding error grows with the whole sum, not with each term: measured on the bench's sweep
+// layers (R = 3..15) at most 9e-8 of the largest sum |x| * |w| of an output (backward_weights
+// 1e-8 of |x| * |dy|).
 //
-// The 2D transform of a real plane: a real FFT of each row (F_w/2 + 1 complex outputs, the other
-// half being their conjugates), then a complex FFT of each of those columns. A spectrum is stored
-// column by column, (F_w/2 + 1, F_h), so each column transform reads contiguous memory. Rows of
-// the grid that hold no data (most of a filter's) are not transformed; the inverse transforms back
-// only the rows it keeps.
+// The 2D transform of an image plane (x, dy; the inverse: y, dx) is a 2D FFT: a real FFT of each
+// row (F_w/2 + 1 complex outputs, the other half being their conjugates), then a complex FFT of
+// each of those columns. Rows of the grid that hold no data are not transformed; the inverse
+// transforms back only the rows it keeps.
+// A filter (w; the inverse: dw) fills only R of the F_h rows and S of the F_w columns, so its
+// transform is two small dense products instead, a "pruned" DFT:
+//   W = D_h (F_h, R) * w (R, S) * D_w (S, F_w/2 + 1),   D[f, p] = e^{-2 pi i f p / F},
+// done for all K*C filters at once as two matrix products (GEMMs). kissfft is scalar and
+// recursive, ~450 ns per 80-point column; a GEMM does a complex multiply-add in ~0.15 ns. On the
+// 11x11 layer the 256 filters' columns cost 4.6 ms by FFT, 1.0 ms by product (one thread,
+// OpenBLAS); the product stays cheaper up to R ~ 30 on an 80-point grid and is about even for a
+// filter as large as the grid.
 //
-// OpenMP: the transforms over planes, the products over output planes (each thread owns the
-// planes it writes); each thread has its own Eigen::FFT, which keeps plans and scratch.
-#include <algorithm>
+// The grid length is the one kissfft transforms fastest per 2D grid (fft_length, measured): 80,
+// not 72, for the bench's 64x64 layers.
+//
+// Memory layout: a spectrum is stored column by column, (F_w/2 + 1, F_h), so each column FFT
+// reads contiguous memory, and the spectra of all planes are interleaved by column (Spectra), so
+// that the channel sum of one column finds the operands of every plane side by side (80-160 KB
+// for the 11x11 layer: L2). Before, each output plane read its C input and C filter spectra
+// whole (0.8 MB) from memory.
+//
+// OpenMP: the FFTs over planes (each thread has its own Eigen::FFT, which keeps plans and
+// scratch), the channel sums over spectrum columns (each thread owns the columns it writes); the
+// filter products are threaded by the BLAS.
+//
+// Measured on the 11x11 layer (N=8, C=16, 64x64, K=16, pad 5; 2 threads on the shared 2-core
+// machine, load 0.9-1.1; best / median of 40 runs): forward 14.3 / 16-18 ms, forward + backward
+// 44 / 52 ms. The version before (per-plane kissfft of filters too, spectra plane by plane, 72
+// allowed): 19.7 / 22-26 ms and 58 / 60-73 ms. PyTorch 1.13 (oneDNN direct, AVX-512) 11-15 ms
+// forward on the same machine. Single thread, kissfft is ~45% of the forward, the channel sums
+// 15%, the row and column shuffles 20%, the filter products 10%. The sweep (N=8, C=16, 64x64,
+// K=16, R = 3..15, all on the 80-point grid) stays flat: 17-24 ms under load 1.5-2.4, while
+// direct and im2col grow with R*S.
 #include <cmath>
 #include <complex>
 #include <numbers>
@@ -62,15 +85,34 @@ using ComplexArray = Eigen::Array<Complex, Eigen::Dynamic, 1>;
 using ComplexMatrix = Eigen::Matrix<Complex, Eigen::Dynamic, Eigen::Dynamic>;  // column-major
 using RowMajorMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-// The smallest length >= n that is a multiple of 4 (kissfft's fast real transform) with no prime
-// factor above 5 (its fast radices).
+// kissfft's time per point of a length-L transform, in ns: measured for L = 16..256 (a real and a
+// complex transform, best of 15 runs) at 7.5-10 when L has a factor 5, 10-13.7 for powers of 2 and
+// 12.5-14.3 for the others (a factor 3 and no 5): 72 costs more per 2D grid than 80.
+double kissfft_ns_per_point(std::int64_t L) {
+    if (L % 5 == 0) return 9.0;
+    if ((L & (L - 1)) == 0) return 12.0;
+    return 14.0;
+}
+
+// The grid length for n points: a multiple of 4 (kissfft's fast real transform) with no prime
+// factor above 5 (its fast radices), the one in [n, 2n] of least estimated 2D cost
+// L^2 * kissfft_ns_per_point(L). For the bench's 64x64 inputs with pad 1..7 (n = 66..78) it is
+// 80, never 72.
 std::int64_t fft_length(std::int64_t n) {
-    for (std::int64_t length = ceil_div<std::int64_t>(n, 4) * 4;; length += 4) {
+    std::int64_t best = 0;
+    double best_cost = 0.0;
+    for (std::int64_t length = ceil_div<std::int64_t>(n, 4) * 4; length <= 2 * n || best == 0;
+         length += 4) {
         std::int64_t rest = length;
         for (std::int64_t factor : {2, 3, 5})
             while (rest % factor == 0) rest /= factor;
-        if (rest == 1) return length;
+        const double cost = double(length) * double(length) * kissfft_ns_per_point(length);
+        if (rest == 1 && (best == 0 || cost < best_cost)) {
+            best = length;
+            best_cost = cost;
+        }
     }
+    return best;
 }
 
 // Where a (rows, cols) plane sits on the grid: its element (i, j) at
@@ -115,7 +157,9 @@ class Spectra {
           data_(storage(role, grid.spectrum_size() * count)) {}
 
     std::int64_t count() const { return count_; }
-    Complex* column(std::int64_t j, std::int64_t plane) { return data_ + (j * count_ + plane) * Fh_; }
+    Complex* column(std::int64_t j, std::int64_t plane) {
+        return data_ + (j * count_ + plane) * Fh_;
+    }
     const Complex* column(std::int64_t j, std::int64_t plane) const {
         return data_ + (j * count_ + plane) * Fh_;
     }
@@ -218,14 +262,16 @@ ComplexMatrix dft_matrix(std::int64_t frequencies, std::int64_t points, std::int
 // The spectra of `count` (R, S) filters at the grid's corner, as two matrix products (see the top
 // of the file): rows = w (count*R, S) * row DFT (S, half), column-major, is already the
 // (R, half*count) matrix whose column j*count + i holds column j of filter i's R row transforms;
-// the column DFT (Fh, R) times it is the Spectra matrix.
+// the column DFT (Fh, R) times it is the Spectra matrix. Eigen threads the first product with
+// OpenMP (float times complex: its own GEMM), the BLAS the second.
 Spectra filter_transform(const FftGrid& grid, const Conv2dShape& s, std::int64_t count,
                          const float* w, Role role) {
     Spectra spectra(grid, count, role);
     const ComplexMatrix rows = Eigen::Map<const RowMajorMatrix>(w, count * s.R, s.S) *
                                dft_matrix(grid.half, s.S, grid.Fw).transpose();
-    spectra.matrix().noalias() = dft_matrix(grid.Fh, s.R, grid.Fh) *
-                                 Eigen::Map<const ComplexMatrix>(rows.data(), s.R, grid.half * count);
+    spectra.matrix().noalias() =
+        dft_matrix(grid.Fh, s.R, grid.Fh) *
+        Eigen::Map<const ComplexMatrix>(rows.data(), s.R, grid.half * count);
     return spectra;
 }
 
@@ -245,29 +291,33 @@ void filter_inverse(const FftGrid& grid, const Conv2dShape& s, const Spectra& Z,
 }
 
 // The channel sum of a pass, at every frequency, for a < A, b < B, s < S:
-//   Z(z_index(a, b)) = sum_s P(p_index(a, s)) * Q(q_index(b, s)),  Q conjugated if `conjugate_q`.
+//   Z(z_index(a, b)) = sum_s P(p_index(a, s)) * Q(q_index(b, s)),  Q conjugated if conjugate_q.
 // OpenMP over spectrum columns: a thread sweeps one column of every plane of P, Q and Z (for the
 // 11x11 bench layer 80 + 160 + 80 KB, in L2) before the next.
-template <typename ZIndex, typename PIndex, typename QIndex>
+template <bool conjugate_q, typename ZIndex, typename PIndex, typename QIndex>
 Spectra channel_sum(const FftGrid& grid, std::int64_t A, std::int64_t B, std::int64_t S,
                     ZIndex z_index, const Spectra& P, PIndex p_index, const Spectra& Q,
-                    QIndex q_index, bool conjugate_q) {
+                    QIndex q_index) {
     Spectra Z(grid, A * B, Role::product);
+    const auto product = [](const auto& p, const auto& q) {
+        if constexpr (conjugate_q)
+            return p * q.conjugate();
+        else
+            return p * q;
+    };
     for_each_slice(grid.half, 2 * A * B * S * grid.Fh, [&](std::int64_t begin, std::int64_t n) {
-        for (std::int64_t j = begin; j < begin + n; ++j)
+        for (std::int64_t j = begin; j < begin + n; ++j) {
+            const auto column = [&](const Spectra& spectra, std::int64_t plane) {
+                return Eigen::Map<const ComplexArray>(spectra.column(j, plane), grid.Fh);
+            };
             for (std::int64_t a = 0; a < A; ++a)
                 for (std::int64_t b = 0; b < B; ++b) {
                     Eigen::Map<ComplexArray> z(Z.column(j, z_index(a, b)), grid.Fh);
-                    z.setZero();
-                    for (std::int64_t s = 0; s < S; ++s) {
-                        Eigen::Map<const ComplexArray> p(P.column(j, p_index(a, s)), grid.Fh);
-                        Eigen::Map<const ComplexArray> q(Q.column(j, q_index(b, s)), grid.Fh);
-                        if (conjugate_q)
-                            z += p * q.conjugate();
-                        else
-                            z += p * q;
-                    }
+                    z = product(column(P, p_index(a, 0)), column(Q, q_index(b, 0)));
+                    for (std::int64_t s = 1; s < S; ++s)
+                        z += product(column(P, p_index(a, s)), column(Q, q_index(b, s)));
                 }
+        }
     });
     return Z;
 }
@@ -292,8 +342,8 @@ void conv2d_forward_fft(const Conv2dShape& s, const float* x, const float* w, co
     const Spectra X = transform(grid, s.N * s.C, x, grid.x, Role::first);
     const Spectra Wf = filter_transform(grid, s, s.K * s.C, w, Role::second);
     // Y[n, k] = sum_c X[n, c] * conj(W[k, c])
-    const Spectra Z = channel_sum(grid, s.N, s.K, s.C, image_filter, X, image_channel, Wf,
-                                  filter_channel, true);
+    const Spectra Z =
+        channel_sum<true>(grid, s.N, s.K, s.C, image_filter, X, image_channel, Wf, filter_channel);
     // y is read off the grid at the stride-dilated positions: dy's placement.
     inverse_transform(grid, Z, grid.dy, y);
     const std::int64_t PQ = s.P() * s.Q();
@@ -309,9 +359,9 @@ void conv2d_backward_data_fft(const Conv2dShape& s, const float* dy, const float
     const Spectra D = transform(grid, s.N * s.K, dy, grid.dy, Role::first);
     const Spectra Wf = filter_transform(grid, s, s.K * s.C, w, Role::second);
     // DX[n, c] = sum_k D[n, k] * W[k, c]
-    const Spectra Z = channel_sum(
-        grid, s.N, s.C, s.K, image_channel, D, image_filter, Wf,
-        [&](std::int64_t c, std::int64_t k) { return filter_channel(k, c); }, false);
+    const Spectra Z =
+        channel_sum<false>(grid, s.N, s.C, s.K, image_channel, D, image_filter, Wf,
+                           [&](std::int64_t c, std::int64_t k) { return filter_channel(k, c); });
     // dx is read off the grid where x sits: the padding is cropped.
     inverse_transform(grid, Z, grid.x, dx);
 }
@@ -324,10 +374,10 @@ void conv2d_backward_weights_fft(const Conv2dShape& s, const float* x, const flo
     const Spectra X = transform(grid, s.N * s.C, x, grid.x, Role::first);
     const Spectra D = transform(grid, s.N * s.K, dy, grid.dy, Role::second);
     // DW[k, c] = sum_n X[n, c] * conj(D[n, k])
-    const Spectra Z = channel_sum(
+    const Spectra Z = channel_sum<true>(
         grid, s.C, s.K, s.N, [&](std::int64_t c, std::int64_t k) { return filter_channel(k, c); },
         X, [&](std::int64_t c, std::int64_t n) { return image_channel(n, c); }, D,
-        [&](std::int64_t k, std::int64_t n) { return image_filter(n, k); }, true);
+        [&](std::int64_t k, std::int64_t n) { return image_filter(n, k); });
     // dw is read off the grid where w sits: its R x S corner.
     filter_inverse(grid, s, Z, dw);
 }
