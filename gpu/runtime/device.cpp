@@ -109,4 +109,21 @@ DeviceInfo info() {
 
 #endif
 
+float* workspace(std::int64_t count) {
+    struct Scratch {
+        std::shared_ptr<float> memory;
+        std::int64_t capacity = 0;
+    };
+    thread_local Scratch scratch;
+    if (count > scratch.capacity) {
+        scratch.memory.reset();  // free the old buffer before taking a larger one
+        scratch.memory = device_allocate(count);
+        scratch.capacity = count;
+    }
+#if !TRIPTYCH_GPU_CUDA
+    std::memset(scratch.memory.get(), 0xFF, sizeof(float) * std::size_t(count));
+#endif
+    return scratch.memory.get();
+}
+
 }  // namespace triptych::gpu

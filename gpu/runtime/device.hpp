@@ -12,6 +12,13 @@ namespace triptych::gpu {
 
 // `count` floats of device memory, every byte 0xFF (NaN) until written; freed with the last owner.
 std::shared_ptr<float> device_allocate(std::int64_t count);
+// Scratch device memory for an op's workspace (im2col's patch matrix, FFT spectra): at least
+// `count` floats, owned by the calling host thread and kept for its next call, so that a call
+// does not pay a cudaMalloc and cudaFree (both wait for the whole device) and a fill of its
+// workspace every time. Valid until this thread's next workspace() call, so an op takes one
+// workspace and carves it up. Contents are left over from earlier calls: in the simulator they
+// are set to NaN on every call, so that reading scratch nobody wrote still fails the checks.
+float* workspace(std::int64_t count);
 // `count` floats of page-locked ("pinned") host memory, for fast transfers; plain host memory in
 // the simulator.
 std::shared_ptr<float> pinned_allocate(std::int64_t count);

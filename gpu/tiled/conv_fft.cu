@@ -27,10 +27,10 @@
 // spectrum_product_kernel computes those, a thread per frequency and output plane.
 //
 // Limits: H + 2 pad_h and W + 2 pad_w up to fft_max_length (2048, one line in fft.cu's shared
-// tile); larger planes throw Unsupported. Workspace: the spectra (8 Fh Fw bytes each) live in
-// device memory allocated per call, at most fft_workspace_bytes (1 GiB): the K*C filter spectra
-// for the whole call, plus those of as many images as fit, the batch being processed in chunks of
-// that many. A shape whose filter spectra and one image's do not fit throws Unsupported.
+// tile); larger planes throw Unsupported. Workspace: the spectra (8 Fh Fw bytes each) live in the
+// calling thread's scratch device memory (gpu::workspace, kept between calls), at most
+// fft_workspace_bytes (1 GiB): the K*C filter spectra for the whole call, plus those of as many
+// images as fit, the batch being processed in chunks of that many. A shape whose filter spectra and one image's do not fit throws Unsupported.
 // Work: the products take N*K*C*Fh*Fw complex multiply-adds (4 real multiplies each) whatever R x S
 // is, where the direct algorithm takes N*K*C*P*Q*R*S; the transforms add
 // O((N*C + N*K + K*C) Fh Fw log(Fh Fw)). So the FFT gains as the filter grows. Inputs are real, so
@@ -41,7 +41,6 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
-#include <memory>
 #include <string>
 
 #include "common/errors.hpp"
@@ -177,9 +176,11 @@ FftPlan plan_fft(const Conv2dShape& s, const std::string& op) {
     return plan;
 }
 
-// The workspace of a plan: fixed_planes + chunk_planes spectra (NaN until written).
-std::shared_ptr<float> allocate_spectra(const FftPlan& plan) {
-    return gpu::device_allocate(2 * (plan.fixed_planes + plan.chunk_planes) * plan.plane_size);
+// The workspace of a plan: fixed_planes + chunk_planes spectra, in the calling thread's scratch
+// device memory (gpu::workspace).
+float2* spectra_workspace(const FftPlan& plan) {
+    return reinterpret_cast<float2*>(
+        gpu::workspace(2 * (plan.fixed_planes + plan.chunk_planes) * plan.plane_size));
 }
 
 void embed(const FftPlan& plan, std::int64_t planes, PlaneEmbedding embedding, const float* src,
@@ -231,8 +232,7 @@ PlaneEmbedding output_embedding(const Conv2dShape& s) {
 void conv2d_forward_fft(const Conv2dShape& s, const float* x, const float* w, const float* b,
                         float* y) {
     const FftPlan plan = plan_fft(s, "gpu_tiled conv2d_forward fft");
-    const std::shared_ptr<float> workspace = allocate_spectra(plan);
-    float2* w_spectra = reinterpret_cast<float2*>(workspace.get());
+    float2* w_spectra = spectra_workspace(plan);
     float2* x_spectra = w_spectra + s.K * s.C * plan.plane_size;
     float2* y_spectra = x_spectra + plan.chunk * s.C * plan.plane_size;
     transform(plan, s.K * s.C, filter_embedding(s), w, w_spectra);
@@ -252,8 +252,7 @@ void conv2d_forward_fft(const Conv2dShape& s, const float* x, const float* w, co
 // Workspace: W (K, C) | DY (chunk, K) | DX (chunk, C) spectra.
 void conv2d_backward_data_fft(const Conv2dShape& s, const float* dy, const float* w, float* dx) {
     const FftPlan plan = plan_fft(s, "gpu_tiled conv2d_backward_data fft");
-    const std::shared_ptr<float> workspace = allocate_spectra(plan);
-    float2* w_spectra = reinterpret_cast<float2*>(workspace.get());
+    float2* w_spectra = spectra_workspace(plan);
     float2* dy_spectra = w_spectra + s.K * s.C * plan.plane_size;
     float2* dx_spectra = dy_spectra + plan.chunk * s.K * plan.plane_size;
     transform(plan, s.K * s.C, filter_embedding(s), w, w_spectra);
@@ -274,8 +273,7 @@ void conv2d_backward_data_fft(const Conv2dShape& s, const float* dy, const float
 void conv2d_backward_weights_fft(const Conv2dShape& s, const float* x, const float* dy, float* dw,
                                  float* db) {
     const FftPlan plan = plan_fft(s, "gpu_tiled conv2d_backward_weights fft");
-    const std::shared_ptr<float> workspace = allocate_spectra(plan);
-    float2* dw_spectra = reinterpret_cast<float2*>(workspace.get());
+    float2* dw_spectra = spectra_workspace(plan);
     float2* x_spectra = dw_spectra + s.K * s.C * plan.plane_size;
     float2* dy_spectra = x_spectra + plan.chunk * s.C * plan.plane_size;
     const std::int64_t x_image = s.C * s.H * s.W, dy_image = s.K * s.P() * s.Q();

@@ -31,8 +31,8 @@
 // Why chunks: patches holds C*R*S floats per output, R*S times the input (25x for 5x5 filters);
 // for ResNet's 3x3 layers on 56x56 with C = 64 that is 7 MiB per image, 1.8 GiB for a batch of
 // 256. Images are therefore taken as many at a time as keep the workspace (patches plus the
-// reordered Y or dY) under workspace_max_bytes = 256 MiB, at least one; the workspace is device
-// memory allocated once per call, as reduce.cu does for its partial sums.
+// reordered Y or dY) under workspace_max_bytes = 256 MiB, at least one; the workspace is the
+// calling thread's scratch device memory (gpu::workspace), reused from call to call.
 // The cost of the method is that traffic: the GEMM is fast, but patches is written and read in
 // full. Implicit GEMM (cuDNN) builds the GEMM's tiles of patches in shared memory straight from x
 // instead, never storing the matrix.
@@ -40,7 +40,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <memory>
 
 #include "common/math.hpp"
 #include "gpu/runtime/device.hpp"
@@ -121,10 +120,9 @@ __global__ void swap_leading_axes_kernel(std::int64_t A, std::int64_t B, std::in
 
 // The device memory one call works in, and how many images each chunk takes.
 struct Workspace {
-    std::int64_t images;            // per chunk
-    std::shared_ptr<float> memory;  // freed at the end of the call
-    float* patches;                 // patches or dpatches: (C*R*S, images*P*Q)
-    float* outputs;                 // Y or dY: (K, images*P*Q)
+    std::int64_t images;  // per chunk
+    float* patches;       // patches or dpatches: (C*R*S, images*P*Q)
+    float* outputs;       // Y or dY: (K, images*P*Q)
 
     explicit Workspace(const Conv2dShape& s) {
         const std::int64_t PQ = s.P() * s.Q(), CRS = s.C * s.R * s.S;
@@ -133,8 +131,7 @@ struct Workspace {
             workspace_max_bytes / std::int64_t(sizeof(float)) / per_image, 1, s.N);
         const std::int64_t patch_floats =
             ceil_div(CRS * images * PQ, workspace_alignment_floats) * workspace_alignment_floats;
-        memory = gpu::device_allocate(patch_floats + s.K * images * PQ);
-        patches = memory.get();
+        patches = gpu::workspace(patch_floats + s.K * images * PQ);
         outputs = patches + patch_floats;
     }
 };

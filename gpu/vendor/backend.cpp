@@ -172,8 +172,8 @@ class GpuVendor final : public gpu::GpuBackend {
     }
 
     CublasHandle cublas_ = create_cublas_handle();
-    // Mutable: the convolutions grow its workspace and remember cuDNN's fastest algorithms, state
-    // that changes no result. Like the handles, it is not for use from two threads at once.
+    // Mutable: the convolutions remember cuDNN's fastest algorithms, state that changes no
+    // result. Like the handles, it is not for use from two threads at once.
     mutable Cudnn cudnn_;
     const ActivationDescriptor relu_ = activation_descriptor(CUDNN_ACTIVATION_RELU);
     const ActivationDescriptor sigmoid_ = activation_descriptor(CUDNN_ACTIVATION_SIGMOID);

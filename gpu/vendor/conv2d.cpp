@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "common/math.hpp"
+#include "gpu/runtime/device.hpp"
 
 namespace triptych::gpu_vendor {
 namespace {
@@ -45,6 +47,11 @@ struct Candidate {
     CudnnAlgorithm algorithm;
     std::string name;
 };
+
+// `bytes` of the calling thread's scratch device memory (gpu::workspace), null when 0.
+void* scratch(std::size_t bytes) {
+    return gpu::workspace(static_cast<std::int64_t>(ceil_div(bytes, sizeof(float))));
+}
 
 // The algorithm a pass runs and the workspace it needs.
 template <typename CudnnAlgorithm>
@@ -141,7 +148,7 @@ void conv2d_forward(Cudnn& cudnn, const Conv2dShape& s, ConvAlgorithm algorithm,
         {CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING, "FFT_TILING"}};
     const auto plan = first_supported(candidates(cudnn, algorithm, what, im2col, fft, find_fastest),
                                       workspace_size, what);
-    void* workspace = cudnn.workspace.reserve(plan.workspace_bytes);
+    void* workspace = scratch(plan.workspace_bytes);
     check_run(cudnnConvolutionForward(handle, &alpha_one, d.x.get(), x, d.w.get(), w,
                                       d.convolution.get(), plan.candidate.algorithm, workspace,
                                       plan.workspace_bytes, &beta_zero, d.y.get(), y),
@@ -182,7 +189,7 @@ void conv2d_backward_data(Cudnn& cudnn, const Conv2dShape& s, ConvAlgorithm algo
         {CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING, "FFT_TILING"}};
     const auto plan = first_supported(candidates(cudnn, algorithm, what, im2col, fft, find_fastest),
                                       workspace_size, what);
-    void* workspace = cudnn.workspace.reserve(plan.workspace_bytes);
+    void* workspace = scratch(plan.workspace_bytes);
     check_run(cudnnConvolutionBackwardData(handle, &alpha_one, d.w.get(), w, d.y.get(), dy,
                                            d.convolution.get(), plan.candidate.algorithm, workspace,
                                            plan.workspace_bytes, &beta_zero, d.x.get(), dx),
@@ -218,7 +225,7 @@ void conv2d_backward_weights(Cudnn& cudnn, const Conv2dShape& s, ConvAlgorithm a
         {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING, "FFT_TILING"}};
     const auto plan = first_supported(candidates(cudnn, algorithm, what, im2col, fft, find_fastest),
                                       workspace_size, what);
-    void* workspace = cudnn.workspace.reserve(plan.workspace_bytes);
+    void* workspace = scratch(plan.workspace_bytes);
     check_run(
         cudnnConvolutionBackwardFilter(handle, &alpha_one, d.x.get(), x, d.y.get(), dy,
                                        d.convolution.get(), plan.candidate.algorithm, workspace,

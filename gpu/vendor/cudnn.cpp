@@ -4,8 +4,6 @@
 #include <climits>
 
 #include "common/errors.hpp"
-#include "common/math.hpp"
-#include "gpu/runtime/device.hpp"
 
 namespace triptych::gpu_vendor {
 
@@ -107,17 +105,6 @@ ActivationDescriptor activation_descriptor(cudnnActivationMode_t mode) {
         cudnnSetActivationDescriptor(raw, mode, CUDNN_NOT_PROPAGATE_NAN, unused_coefficient),
         "cudnnSetActivationDescriptor");
     return descriptor;
-}
-
-void* Workspace::reserve(std::size_t bytes) {
-    if (bytes > bytes_) {
-        // The old buffer goes first, so that the two never need to fit in memory together.
-        memory_.reset();
-        bytes_ = 0;
-        memory_ = gpu::device_allocate(static_cast<std::int64_t>(ceil_div(bytes, sizeof(float))));
-        bytes_ = bytes;
-    }
-    return memory_.get();
 }
 
 }  // namespace triptych::gpu_vendor

@@ -1,5 +1,5 @@
-// cuDNN for gpu_vendor: error checking, owned handles and descriptors, and the workspace some
-// convolution algorithms need.
+// cuDNN for gpu_vendor: error checking, owned handles and descriptors. (The workspace some
+// convolution algorithms need is gpu::workspace, the scratch memory every GPU op shares.)
 //
 // cuDNN describes every tensor with a descriptor (sizes, strides, data type) instead of taking
 // sizes as arguments. Ours are all dense NCHW float tensors, so one helper builds them from a
@@ -14,7 +14,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <string>
 
 #include "common/ops.hpp"
@@ -55,23 +54,9 @@ ActivationDescriptor activation_descriptor(cudnnActivationMode_t mode);
 inline constexpr float alpha_one = 1.0f;
 inline constexpr float beta_zero = 0.0f;
 
-// Device scratch memory for the convolution algorithms that ask for it (FFT and explicit GEMM
-// need buffers for transforms and patch matrices). It grows to the largest request and stays:
-// a cudaMalloc/cudaFree per call would synchronise the device inside every timed convolution.
-class Workspace {
-  public:
-    // At least `bytes` of device memory (null when 0), valid until the next reserve.
-    void* reserve(std::size_t bytes);
-
-  private:
-    std::shared_ptr<float> memory_;
-    std::size_t bytes_ = 0;
-};
-
 // Everything gpu_vendor's cuDNN calls share.
 struct Cudnn {
     CudnnHandle handle = create_cudnn_handle();
-    Workspace workspace;
     // For ConvAlgorithm::direct, the cuDNN algorithm that cudnnFind* timed fastest, per
     // "<pass> <shape>" (see conv2d.cpp): finding runs every algorithm, so it runs once a shape.
     std::map<std::string, int> fastest_algorithm;
