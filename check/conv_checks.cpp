@@ -11,6 +11,7 @@
 //   max pooling     exact: y, argmax and (without overlap) dx only move values;
 //   avg pooling     a short sum and a division.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -45,10 +46,9 @@ std::vector<double> plane_norms(const std::vector<double>& v, std::int64_t plane
     return norms;
 }
 
+// The power of two >= n.
 std::int64_t power_of_two_at_least(std::int64_t n) {
-    std::int64_t p = 1;
-    while (p < n) p *= 2;
-    return p;
+    return std::int64_t(std::bit_ceil(std::uint64_t(n)));
 }
 
 // The fft algorithm's error model. A convolution by FFT transforms both planes, multiplies them

@@ -24,18 +24,7 @@ using testing::for_every_variant;
 using testing::numerical_gradient;
 using testing::random_doubles;
 using testing::require_pass;
-
-namespace {
-
-// sum_i dy_i * y_i: the scalar whose gradient with respect to y is dy, so that a backward pass
-// given dy must return the gradient of this loss with respect to its input.
-double weighted_sum(const std::vector<double>& dy, const std::vector<double>& y) {
-    double sum = 0;
-    for (std::size_t i = 0; i < y.size(); ++i) sum += dy[i] * y[i];
-    return sum;
-}
-
-}  // namespace
+using testing::weighted_sum;
 
 TEST_CASE("every variant's bias_add and bias_backward match the float64 reference, in place too",
           "[bias]") {
