@@ -13,6 +13,7 @@
 #include "cpu/naive/dense.hpp"
 #include "tests/finite_difference.hpp"
 #include "tests/seed.hpp"
+#include "tests/variants.hpp"
 
 using namespace triptych;
 
@@ -44,8 +45,8 @@ std::vector<double> widen(const std::vector<float>& v) { return {v.begin(), v.en
 // are within ~1e-6 of float64; 1e-4 leaves room, while a wrong formula is off by O(1).
 constexpr Tolerance layer_tolerance{1e-4, 1e-5};
 
-void check(const char* what, const std::vector<float>& out, const std::vector<double>& ref,
-           const std::string& variant, Activation activation) {
+void expect_close(const char* what, const std::vector<float>& out, const std::vector<double>& ref,
+                  const std::string& variant, Activation activation) {
     const Comparison c = compare(out, ref, layer_tolerance);
     INFO(what << " on " << variant << ", activation " << to_string(activation) << ", seed "
               << testing::seed() << ": " << c.describe());
@@ -58,8 +59,8 @@ TEST_CASE("Dense forward and its three gradients match float64 finite difference
           "variant, for every activation",
           "[dense]") {
     const std::int64_t batch = 3, in = 7, out = 5;
-    for (const std::string& variant : backend_names()) {
-        const Backend& b = backend(variant);
+    testing::for_every_variant([&](const Backend& b) {
+        const std::string variant = b.name();
         for (Activation activation :
              {Activation::none, Activation::relu, Activation::sigmoid, Activation::tanh}) {
             nn::Dense layer(b, in, out, activation, testing::seed());
@@ -76,20 +77,23 @@ TEST_CASE("Dense forward and its three gradients match float64 finite difference
             const Reference ref{DenseShape{batch, in, out, activation}};
 
             const Tensor x_tensor = b.upload(Shape{batch, in}, x);
-            check("forward", b.download(layer.forward(x_tensor)), ref.forward(X, W, B), variant,
-                  activation);
+            expect_close("forward", b.download(layer.forward(x_tensor)), ref.forward(X, W, B),
+                         variant, activation);
 
             const Tensor dy = b.upload(Shape{batch, out}, r);
             const std::vector<float> dx = b.download(layer.backward(dy));
             using testing::numerical_gradient;
-            const auto dx_ref = numerical_gradient([&](auto& v) { return ref.loss(v, W, B, R); }, X);
-            const auto dW_ref = numerical_gradient([&](auto& v) { return ref.loss(X, v, B, R); }, W);
-            const auto db_ref = numerical_gradient([&](auto& v) { return ref.loss(X, W, v, R); }, B);
-            check("dx", dx, dx_ref, variant, activation);
-            check("dW", b.download(layer.weights().grad), dW_ref, variant, activation);
-            check("db", b.download(layer.bias().grad), db_ref, variant, activation);
+            const auto dx_ref =
+                numerical_gradient([&](auto& v) { return ref.loss(v, W, B, R); }, X);
+            const auto dW_ref =
+                numerical_gradient([&](auto& v) { return ref.loss(X, v, B, R); }, W);
+            const auto db_ref =
+                numerical_gradient([&](auto& v) { return ref.loss(X, W, v, R); }, B);
+            expect_close("dx", dx, dx_ref, variant, activation);
+            expect_close("dW", b.download(layer.weights().grad), dW_ref, variant, activation);
+            expect_close("db", b.download(layer.bias().grad), db_ref, variant, activation);
         }
-    }
+    });
 }
 
 TEST_CASE("Dense initialises its weights from the seed within the He or Glorot limit", "[dense]") {

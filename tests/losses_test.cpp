@@ -66,6 +66,10 @@ TEST_CASE(
     for_every_variant([&](const Backend& b) {
         const Tensor logits = b.upload(Shape{4, 3}, std::vector<float>(12, 0.5f));
         Tensor grad = b.allocate(Shape{4, 3});
+        // The boundary labels themselves are fine. (Called bare, so that a GPU variant without
+        // the op is skipped by for_every_variant rather than failing every case below.)
+        const Tensor good = b.upload(Shape{4}, std::vector<float>{0, 2, 1, 0});
+        b.softmax_cross_entropy(logits, good, grad);
         for (const auto& c : cases) {
             const Tensor labels = b.upload(Shape{4}, c.labels);
             INFO(b.name() << ", expecting " << c.index);
@@ -80,9 +84,6 @@ TEST_CASE(
                                      },
                                      std::string("names the op, ") + c.index + " and [0, 3)"));
         }
-        // The boundary labels themselves are fine.
-        const Tensor good = b.upload(Shape{4}, std::vector<float>{0, 2, 1, 0});
-        CHECK_NOTHROW(b.softmax_cross_entropy(logits, good, grad));
     });
 }
 
