@@ -22,8 +22,9 @@
 //     whatever the stride; for stride > 1 most of it is zeros, multiplied anyway: uniform work
 //     without branches, no slower in a warp than threads skipping the taps that miss.
 //   conv2d_backward_weights_kernel: each weight is a sum over N x P x Q terms, a reduction: one
-//     warp per weight, its lanes striding over (n, p, q) (coalesced reads of dy), then warp_sum
-//     (block_reduce.hpp). conv2d_backward_bias_kernel: db the same way, a block per filter and
+//     warp per weight and group of images, its lanes striding over (n, p, q) (coalesced reads of
+//     dy), then warp_sum (block_reduce.hpp); a layer with few weights splits the images into
+//     groups, so that enough warps run, and sum_weight_splits_kernel adds the groups' sums. conv2d_backward_bias_kernel: db the same way, a block per filter and
 //     block_sum. Both add in a fixed order: the same bits on every run. Each weight re-reads its
 //     slices of x and dy (from cache, mostly); im2col turns this pass into a GEMM that tiles them.
 // Filters larger than filter_chunk x filter_chunk are staged a chunk of taps at a time, so any
@@ -37,6 +38,7 @@
 #include <cstdint>
 
 #include "common/math.hpp"
+#include "gpu/runtime/device.hpp"
 #include "gpu/tiled/block_reduce.hpp"
 #include "gpu/tiled/conv_fft.hpp"
 #include "gpu/tiled/conv_im2col.hpp"
@@ -253,32 +255,47 @@ __global__ void conv2d_backward_data_kernel(Conv2dShape shape, std::int64_t P, s
 
 // ---- backward weights and bias -----------------------------------------------------------------
 
-// Block (32, 8): warp ty computes dw[k, c, r, s] for weight number blockIdx.x * 8 + ty,
-//   dw[k, c, r, s] = sum_{n, p, q} dy[n, k, p, q] * x[n, c, h, col],
-// its lanes striding over the N * P * Q terms in (n, p, q) order (32 consecutive dy per read),
-// then warp_sum. The 8 warps of a block take consecutive weights, mostly neighbouring taps of one
-// filter, which read the same dy and overlapping x: after the first warp's loads, the others
-// mostly hit in L1.
+// Block (32, 8): warp ty computes, for weight number blockIdx.x * 8 + ty and the images of split
+// blockIdx.y (images [n0, n1), see weight_splits),
+//   partial[split, weight] = sum_{n in [n0, n1), p, q} dy[n, k, p, q] * x[n, c, h, col],
+// its lanes striding over those (n, p, q) terms in order (32 consecutive dy per read), then
+// warp_sum. With one split the partial is dw itself; with several, sum_weight_splits_kernel adds
+// them. The 8 warps of a block take consecutive weights, mostly neighbouring taps of one filter,
+// which read the same dy and overlapping x: after the first warp's loads, the others mostly hit
+// in L1.
 __global__ void conv2d_backward_weights_kernel(Conv2dShape shape, std::int64_t P, std::int64_t Q,
-                                               const float* x, const float* dy, float* dw) {
+                                               const float* x, const float* dy, float* partial) {
     // = ((k * C + c) * R + r) * S + s
+    const std::int64_t weights = shape.K * shape.C * shape.R * shape.S;
     const std::int64_t weight = std::int64_t(blockIdx.x) * weights_per_block + threadIdx.y;
-    if (weight >= shape.K * shape.C * shape.R * shape.S) return;  // the whole warp: no barrier
+    if (weight >= weights) return;  // the whole warp: no barrier
     const std::int64_t s = weight % shape.S, r = weight / shape.S % shape.R;
     const std::int64_t c = weight / (shape.S * shape.R) % shape.C;
     const std::int64_t k = weight / (shape.S * shape.R * shape.C);
     const std::int64_t PQ = P * Q;
-    float partial = 0.0f;
-    for (std::int64_t i = threadIdx.x; i < shape.N * PQ; i += 32) {
+    const std::int64_t n0 = shape.N * blockIdx.y / gridDim.y;
+    const std::int64_t n1 = shape.N * (blockIdx.y + 1) / gridDim.y;
+    float sum = 0.0f;
+    for (std::int64_t i = n0 * PQ + threadIdx.x; i < n1 * PQ; i += 32) {
         const std::int64_t n = i / PQ, p = i % PQ / Q, q = i % Q;
         const std::int64_t h = p * shape.stride_h + r - shape.pad_h;
         const std::int64_t col = q * shape.stride_w + s - shape.pad_w;
         if (h < 0 || h >= shape.H || col < 0 || col >= shape.W) continue;
-        partial += dy[(n * shape.K + k) * PQ + p * Q + q] *
-                   x[((n * shape.C + c) * shape.H + h) * shape.W + col];
+        sum += dy[(n * shape.K + k) * PQ + p * Q + q] *
+               x[((n * shape.C + c) * shape.H + h) * shape.W + col];
     }
-    const float total = warp_sum(partial);
-    if (threadIdx.x == 0) dw[weight] = total;
+    const float total = warp_sum(sum);
+    if (threadIdx.x == 0) partial[blockIdx.y * weights + weight] = total;
+}
+
+// dw[weight] = the sum of the splits' partials, in split order: the same bits on every run.
+__global__ void sum_weight_splits_kernel(std::int64_t weights, std::int64_t splits,
+                                         const float* partial, float* dw) {
+    const std::int64_t weight = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (weight >= weights) return;
+    float total = 0.0f;
+    for (std::int64_t split = 0; split < splits; ++split) total += partial[split * weights + weight];
+    dw[weight] = total;
 }
 
 // Block (256) per filter: db[k] = sum_{n, p, q} dy[n, k, p, q].
@@ -293,6 +310,18 @@ __global__ void conv2d_backward_bias_kernel(std::int64_t N, std::int64_t K, std:
 }
 
 // ---- host launchers --------------------------------------------------------------------------
+
+// How many groups of images the backward-weights pass splits the batch into. A layer with few
+// weights (LeNet's first: 150) gives one warp per weight far too few warps to fill a GPU, each
+// walking all N*P*Q terms alone (measured on an H200: 0.95 ms for that layer's backward pass,
+// 65 times its forward pass). Splitting the images gives about split_target_warps warps, each
+// summing its share; a second small kernel adds the shares. The split depends on the shape only,
+// so the additions happen in the same order on every run.
+constexpr std::int64_t split_target_warps = 4096;
+std::int64_t weight_splits(const Conv2dShape& s) {
+    return std::clamp<std::int64_t>(split_target_warps / s.w_shape().elements(), 1,
+                                    std::min<std::int64_t>(s.N, gpu::max_grid_rows));
+}
 
 unsigned image_blocks(std::int64_t N) {
     return unsigned(std::min(N, gpu::max_grid_rows));
@@ -351,9 +380,15 @@ void conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm algorithm, cons
     gpu::launch(conv2d_backward_bias_kernel, dim3(unsigned(s.K)), dim3(bias_threads), 0, s.N, s.K,
                 s.P() * s.Q(), dy, db);
     if (algorithm == ConvAlgorithm::im2col) return conv2d_backward_weights_im2col(s, x, dy, dw);
-    const std::int64_t blocks = ceil_div<std::int64_t>(s.w_shape().elements(), weights_per_block);
-    gpu::launch(conv2d_backward_weights_kernel, dim3(unsigned(blocks)), dim3(32, weights_per_block),
-                0, s, s.P(), s.Q(), x, dy, dw);
+    const std::int64_t weights = s.w_shape().elements();
+    const std::int64_t blocks = ceil_div<std::int64_t>(weights, weights_per_block);
+    const std::int64_t splits = weight_splits(s);
+    float* partial = splits == 1 ? dw : gpu::workspace(splits * weights);
+    gpu::launch(conv2d_backward_weights_kernel, dim3(unsigned(blocks), unsigned(splits)),
+                dim3(32, weights_per_block), 0, s, s.P(), s.Q(), x, dy, partial);
+    if (splits > 1)
+        gpu::launch(sum_weight_splits_kernel, dim3(unsigned(ceil_div<std::int64_t>(weights, 256))),
+                    dim3(256), 0, weights, splits, partial, dw);
 }
 
 }  // namespace triptych::gpu_tiled
