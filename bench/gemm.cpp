@@ -8,6 +8,7 @@
 // Counter `flops`: 2*N^3 floating-point operations per call, as a rate (console: "flops=95G/s").
 // Run: triptych_bench --benchmark_filter='gemm/(cpu_eigen_omp|openblas)/(1024|2048)'
 #include <cblas.h>
+#include <omp.h>
 
 #include "bench/suites.hpp"
 #include "common/registry.hpp"
@@ -62,9 +63,17 @@ void gemm_backend(benchmark::State& state, const Backend& b, std::int64_t n) {
 }
 
 // OpenBLAS's sgemm on the same 64-byte-aligned host memory cpu_eigen_omp uses, so the two rows
-// differ only in who calls sgemm (with EIGEN_USE_BLAS, Eigen does, after its own dispatch).
+// differ only in who calls sgemm and who runs the threads: here OpenBLAS's own pool, on every
+// core; in cpu_eigen_omp, OpenMP's team, each thread one panel of C (see cpu/eigen_omp/gemm.cpp,
+// which keeps OpenBLAS on one thread; this row lends it every core and takes them back).
+struct OpenBlasOnEveryCore {
+    OpenBlasOnEveryCore() { openblas_set_num_threads(omp_get_max_threads()); }
+    ~OpenBlasOnEveryCore() { openblas_set_num_threads(1); }
+};
+
 void gemm_openblas(benchmark::State& state, std::int64_t n) {
     const Backend& host = backend("cpu_eigen_omp");
+    const OpenBlasOnEveryCore threads;
     const GemmShape shape{.M = n, .N = n, .K = n};
     const Tensor A = host.upload(shape.a_shape(), random_values(n * n));
     const Tensor B = host.upload(shape.b_shape(), random_values(n * n));

@@ -160,6 +160,8 @@ int main(int argc, char** argv) {
         register_dense(options);
         register_conv(options);
         register_pool(options);
+        register_optimizer(options);
+        register_train(options);
         register_copy(options);
     } catch (const std::exception& e) {
         std::cerr << "triptych_bench: " << e.what() << "\n";

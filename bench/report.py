@@ -11,8 +11,10 @@ kernel as % of gpu_vendor, cpu_eigen_omp as % of OpenBLAS, ReLU bandwidth agains
 the GB/s of every memory-bound op (activations, bias, softmax, losses, sum) and its % of the copy
 bandwidth, sum's deterministic mode against its fast one, what fusing GEMM + bias + activation
 buys, what host<->device transfers cost, convolution (every variant and algorithm, forward and
-forward+backward, the filter-size sweep) and pooling. With --peer, the figures PyTorch printed on
-the same machine (../shared/peers/pytorch_cpu.py conv pool) sit beside ours, with the ratios.
+forward+backward, the filter-size sweep), pooling, and training (a whole step of each built-in
+model in images/s, what a step moves across the bus, the optimizer step alone). With --peer, the
+figures PyTorch printed on the same machine (../shared/peers/pytorch_cpu.py conv pool train) sit
+beside ours, with the ratios.
 Charts: gemm_gflops.png, gemm_speedup.png, relu_bandwidth.png, memory_bandwidth.png,
 conv_sweep.png (matplotlib, Agg backend, so no display is needed).
 
@@ -62,6 +64,11 @@ CONV_SHAPES = ("lenet_conv1", "lenet_conv2", "resnet_3x3", "large_11x11")
 # Pooling rows (bench/pool.cpp): <op>/<variant>/<N>x<C>x<H>x<W>_w<window>s<stride>.
 POOL_OPS = ("max_pool2d_forward", "max_pool2d_backward", "avg_pool2d_forward",
             "avg_pool2d_backward")
+# Training rows (bench/train.cpp, bench/optimizer.cpp): train_step/<variant>/<model> (counter
+# `images`), train_transfer/<variant>/64x784 (`bytes`), optimizer_step_<kind>/<variant>/<model>
+# (`bytes`). The models in the order `triptych train` lists them.
+TRAIN_MODELS = ("mlp", "lenet")
+OPTIMIZER_OP = re.compile(r"optimizer_step_(\w+)$")
 
 
 class ReportError(Exception):
@@ -111,8 +118,8 @@ def split_name(run_name):
 def parse_size(op, size):
     """GEMM sizes 'MxNxK' -> (M, N, K); dense layers '64x784->256_relu' -> DenseSize; matrices
     'RxC' -> Matrix; every other size is a count of floats."""
-    if op.startswith("conv2d") or "pool2d" in op:
-        return size  # a shape's name ("lenet_conv1", "sweep_r5", "64x6x28x28_w2s2")
+    if op.startswith(("conv2d", "train_", "optimizer_step")) or "pool2d" in op:
+        return size  # a shape's or model's name ("lenet_conv1", "64x6x28x28_w2s2", "mlp")
     try:
         if op.startswith("gemm"):
             M, N, K = (int(d) for d in size.split("x"))
@@ -138,7 +145,10 @@ def entry_seconds(entry):
 
 
 def entry_rate(entry, op):
-    counter = "flops" if op.startswith(("gemm", "dense", "conv2d")) else "bytes"
+    if op == "train_step":
+        counter = "images"
+    else:
+        counter = "flops" if op.startswith(("gemm", "dense", "conv2d")) else "bytes"
     value = entry.get(counter)
     if not isinstance(value, (int, float)):
         raise ReportError(f"benchmark '{entry.get('name')}' has no '{counter}' counter")
@@ -697,20 +707,24 @@ def machine_section(doc, machine, json_name):
 # What ../shared/peers/pytorch_cpu.py prints, one line per case:
 #   conv2d lenet_conv1 N64 ... p2: forward 1.234 ms (45.6 GFLOP/s), forward+backward 3.456 ms
 #   pool N64 C6 H28 W28 k2 s2: max 0.123 ms, avg 0.100 ms
+#   train mlp epoch 1: 9.87 s, 6079 images/s, test accuracy 0.8523
 PEER_CONV = re.compile(r"conv2d (\w+) .*: forward ([\d.]+) ms .*forward\+backward ([\d.]+) ms")
 PEER_POOL = re.compile(r"pool N(\d+) C(\d+) H(\d+) W(\d+) k(\d+) s(\d+): max ([\d.]+) ms, "
                        r"avg ([\d.]+) ms")
+PEER_TRAIN = re.compile(r"train (\w+) epoch (\d+): ([\d.]+) s, ([\d.]+) images/s, "
+                        r"test accuracy ([\d.]+)")
 
 
 def load_peer(path):
     """{'header': first line, 'conv': {shape: (forward s, forward+backward s)},
-    'pool': {'64x6x28x28_w2s2': (max s, avg s)}} from the peer script's output."""
+    'pool': {'64x6x28x28_w2s2': (max s, avg s)},
+    'train': {model: [(images/s, test accuracy) of each epoch]}} from the peer script's output."""
     try:
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
     except OSError as e:
         raise ReportError(f"cannot read the peer figures {path}: {e.strerror}")
-    peer = {"header": lines[0].strip() if lines else "", "conv": {}, "pool": {}}
+    peer = {"header": lines[0].strip() if lines else "", "conv": {}, "pool": {}, "train": {}}
     for line in lines:
         if m := PEER_CONV.match(line):
             peer["conv"][m[1]] = (float(m[2]) * 1e-3, float(m[3]) * 1e-3)
@@ -718,8 +732,10 @@ def load_peer(path):
             n, c, h, w, k, stride = m.groups()[:6]
             peer["pool"][f"{n}x{c}x{h}x{w}_w{k}s{stride}"] = (float(m[7]) * 1e-3,
                                                                float(m[8]) * 1e-3)
-    if not peer["conv"] and not peer["pool"]:
-        raise ReportError(f"{path} holds no conv or pool lines of pytorch_cpu.py")
+        elif m := PEER_TRAIN.match(line):
+            peer["train"].setdefault(m[1], []).append((float(m[4]), float(m[5])))
+    if not peer["conv"] and not peer["pool"] and not peer["train"]:
+        raise ReportError(f"{path} holds no conv, pool or train lines of pytorch_cpu.py")
     return peer
 
 
@@ -832,6 +848,135 @@ def pool_section(rows, machine, peer):
     return text
 
 
+# --- training -----------------------------------------------------------------------------------
+
+def training_section(rows, machine, peer):
+    steps = by_variant(rows, machine, "train_step")
+    text = "## Training: images/s\n\n"
+    if not steps:
+        return text + "The train_step rows were not run.\n"
+    names = machine.order(set(steps))
+    models = [m for m in TRAIN_MODELS if any(m in found for found in steps.values())]
+    models += sorted({m for found in steps.values() for m in found} - set(models))
+
+    def by_model(columns, value):
+        """One row per model, a cell per (variant, measured) column: value(variant, Row)."""
+        body = []
+        for model in models:
+            cells = []
+            for v, measured in columns:
+                row = steps.get(v, {}).get(model)
+                cells.append(NO_GPU if not measured else value(v, row) if row else "—")
+            body.append([model] + cells)
+        return table(["model"] + [v for v, _ in columns], body)
+
+    columns = variant_rows(machine, names)
+    text += ("One training step of each built-in model (bench/train.cpp): a batch of 64 28×28 "
+             "images and their labels up to the backend, forward, softmax cross-entropy and its "
+             "loss back, backward, one Adam update; images per second of wall-clock time, median "
+             "of the repetitions. A GPU backend moves only the batch and the loss: weights, "
+             "gradients and optimizer state stay on the device.\n\n"
+             + by_model(columns, lambda v, r: fmt_number(r.rate)))
+    for base in ("cpu_naive", "cpu_eigen_omp"):
+        text += f"\n### Training speedup over {base}\n\n"
+        if base not in steps:
+            text += f"{base} was not run, so there is nothing to compare with.\n"
+            continue
+        others = [(v, m) for v, m in columns if v != base]
+
+        def speedup(v, row, base=base):
+            ref = steps[base].get(row.size)
+            return fmt_times(row.rate / ref.rate) if ref else "—"
+        text += (f"How many times more images per second than {base}, model by model.\n\n"
+                 + by_model(others, speedup))
+    return (text + training_peer_section(steps, models, peer)
+            + training_transfer_section(rows, machine, steps, models)
+            + optimizer_step_section(rows, machine))
+
+
+def training_peer_section(steps, models, peer):
+    text = "\n### Training: cpu_eigen_omp against PyTorch\n\n"
+    if not peer or not peer["train"]:
+        return text + ("No PyTorch training figures: run `/usr/bin/python3 pytorch_cpu.py train > "
+                       "peer.txt` (../shared/peers) on this machine, then `triptych report --peer "
+                       "peer.txt`.\n")
+    body = []
+    for model in models:
+        ours, epochs = steps.get("cpu_eigen_omp", {}).get(model), peer["train"].get(model)
+        if not epochs:
+            continue
+        theirs = statistics.median(rate for rate, _ in epochs)
+        body.append([model, fmt_number(ours.rate) if ours else "—", fmt_number(theirs),
+                     fmt_times(ours.rate / theirs) if ours else "—",
+                     f"{100 * epochs[-1][1]:.2f}%", str(len(epochs))])
+    return text + (f"PyTorch: {peer['header']}; the same models, optimizer (Adam, lr 1e-3) and "
+                   "batch (64). Its figure is the median over its epochs of images/s of a whole "
+                   "epoch (shuffling and slicing the batches included); ours is one step on a "
+                   "fixed batch. 'cpu_eigen_omp / PyTorch': above 1× we are faster.\n\n"
+                   + table(["model", "cpu_eigen_omp images/s", "PyTorch images/s",
+                            "cpu_eigen_omp / PyTorch", "PyTorch test accuracy (last epoch)",
+                            "PyTorch epochs"], body))
+
+
+def training_transfer_section(rows, machine, steps, models):
+    text = "\n### Training: what a step moves across the bus\n\n"
+    transfers = by_variant(rows, machine, "train_transfer")
+    if not transfers:
+        return text + "The train_transfer rows were not run.\n"
+    body = []
+    for v, measured in variant_rows(machine, machine.order(set(transfers) | set(steps))):
+        if not measured:
+            body.append([v] + [NO_GPU] * (2 + 2 * len(models)))
+            continue
+        moved = next(iter(transfers.get(v, {}).values()), None)
+        cells = [fmt_number(moved.seconds * 1e6) if moved else "—",
+                 fmt_number(moved.rate / 1e9) if moved else "—"]
+        for model in models:
+            step = steps.get(v, {}).get(model)
+            cells.append(fmt_ms(64 / step.rate) if step else "—")
+            cells.append(fmt_percent(100 * moved.seconds * step.rate / 64)
+                         if step and moved else "—")
+        body.append([v] + cells)
+    headers = ["variant", "transfer µs", "transfer GB/s"]
+    for model in models:
+        headers += [f"{model} step ms", f"{model}: transfer share"]
+    return text + ("train_transfer: the batch's images (64×784 floats) and labels (64) up, the "
+                   "loss (one float) down, as one step moves them; next to the whole step of each "
+                   "model and as a share of it. On a CPU backend the 'transfer' is a copy into "
+                   "the backend's own tensors; on a GPU it crosses the bus from pageable memory "
+                   "(cudaMemcpy), and a small copy costs its fixed latency more than its bytes.\n\n"
+                   + table(headers, body))
+
+
+def optimizer_step_section(rows, machine):
+    text = "\n### Training: the optimizer step alone\n\n"
+    found = {}  # (kind, model) -> {variant: Row}
+    for (op, v, model), r in rows.items():
+        m = OPTIMIZER_OP.match(op)
+        if m and machine.kind(v) != "simulator":
+            found.setdefault((m[1], model), {})[v] = r
+    if not found:
+        return text + "The optimizer_step rows were not run.\n"
+    names = machine.order({v for by_variant_row in found.values() for v in by_variant_row})
+    columns = variant_rows(machine, names)
+    body = []
+    for kind, model in sorted(found, key=lambda k: (k[0], TRAIN_MODELS.index(k[1])
+                                                      if k[1] in TRAIN_MODELS else 99, k[1])):
+        measured_rows = found[(kind, model)]
+        cells = [NO_GPU if not measured else fmt_number(measured_rows[v].seconds * 1e6)
+                 if v in measured_rows else "—" for v, measured in columns]
+        naive, tiled = measured_rows.get("gpu_naive"), measured_rows.get("gpu_tiled")
+        cells.append(fmt_times(naive.seconds / tiled.seconds) if naive and tiled
+                     else NO_GPU if not machine.has_gpu else "—")
+        body.append([kind, model] + cells)
+    return text + ("One update of every parameter tensor of the model (bench/optimizer.cpp: mlp 6 "
+                   "tensors, lenet 10), µs per step. gpu_naive launches a kernel per tensor, "
+                   "gpu_tiled one for all of them: 'gpu_naive / gpu_tiled' is what fusing the "
+                   "launches saves.\n\n"
+                   + table(["optimizer", "model"] + [f"{v} µs" for v, _ in columns]
+                           + ["gpu_naive / gpu_tiled"], body))
+
+
 def simulator_section(rows, machine):
     sim = sorted(((op, v, n), r) for (op, v, n), r in rows.items()
                  if machine.kind(v) == "simulator")
@@ -862,6 +1007,7 @@ def report_markdown(doc, rows, skipped, machine, charts, json_name, peer=None):
              fusion_section(rows, machine),
              *conv_sections(rows, machine, peer),
              pool_section(rows, machine, peer),
+             training_section(rows, machine, peer),
              transfer_section(rows, series, machine),
              "## Charts\n\n" + "\n".join(f"![{title}]({name})\n" for name, title in charts),
              simulator_section(rows, machine),

@@ -99,6 +99,8 @@ void register_reductions(const Options& options);   // reduce.cpp: sum, both mod
 void register_dense(const Options& options);        // dense.cpp: fused against unfused
 void register_conv(const Options& options);         // conv.cpp: conv2d, every algorithm
 void register_pool(const Options& options);         // pool.cpp: max and average pooling
+void register_optimizer(const Options& options);    // optimizer.cpp: SGD, Adam, RMSprop steps
+void register_train(const Options& options);        // train.cpp: whole training steps, batch transfers
 void register_copy(const Options& options);         // copy.cpp
 
 }  // namespace triptych::bench

@@ -776,7 +776,7 @@ Run dense_run(const std::string& op, DensePath path) {
 // Default shapes: 1, primes and sizes that are not multiples of any tile (17, 33, 65, 257, 4099),
 // the sizes the lessons and training use (64 x 1000 classes, 784 -> 256), batch 1, rows of
 // length 1, and at least one row of 100 000 for the row-wise ops. Convolution and pooling come
-// last, with their own shapes (conv_checks.cpp).
+// next, with their own shapes (conv_checks.cpp), then the optimizers (optimizer_checks.cpp).
 const std::vector<OpCheck>& ops() {
     static const std::vector<OpCheck> all = [] {
         const std::string dims = "D1[,D2,...] (tensor dimensions)";
@@ -828,6 +828,7 @@ const std::vector<OpCheck>& ops() {
              dense_run("dense_forward_unfused", DensePath::unfused)},
         };
         for (OpCheck& c : conv_and_pool_op_checks()) checks.push_back(std::move(c));
+        for (OpCheck& c : optimizer_op_checks()) checks.push_back(std::move(c));
         return checks;
     }();
     return all;

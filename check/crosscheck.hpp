@@ -134,6 +134,20 @@ CaseResult check_avg_pool2d_forward(const Backend& backend, const Pool2dShape& s
 CaseResult check_avg_pool2d_backward(const Backend& backend, const Pool2dShape& shape,
                                      std::uint64_t seed);
 
+// --- optimizers (optimizer_checks.cpp) ---
+// `steps` steps (1, 2, ...) of `config` over 1-D parameter tensors of the given sizes, against
+// cpu_naive::optimizer_step in float64 over the same steps: weights uniform in [-1, 1), state
+// tensors 0, a fresh gradient uniform in [-1, 1) each step. Returns the weights' result, then one
+// per state tensor (each comparing every tensor of the list); op is the kind ("adam"), seconds
+// the mean time of one step.
+std::vector<CaseResult> check_optimizer(const Backend& backend, const OptimizerConfig& config,
+                                        const std::vector<std::int64_t>& sizes, int steps,
+                                        std::uint64_t seed);
+// The configurations `triptych check --op sgd|adam|rmsprop` runs on each list of sizes: sgd plain,
+// with weight decay, with momentum, Nesterov with weight decay; adam plain, with L2 weight decay,
+// AdamW; rmsprop plain, with momentum and weight decay.
+std::vector<OptimizerConfig> optimizer_check_configs(OptimizerKind kind);
+
 // --shape texts, as `triptych check` takes them; InvalidArgument naming the op and the text for
 // a wrong count or an invalid shape.
 //   conv2d: N,C,H,W,K,R,S[,STRIDE,PAD] or N,C,H,W,K,R,S,STRIDE_H,STRIDE_W,PAD_H,PAD_W

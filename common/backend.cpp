@@ -1,5 +1,7 @@
 #include "common/backend.hpp"
 
+#include <vector>
+
 #include "common/errors.hpp"
 
 namespace triptych {
@@ -253,6 +255,43 @@ Backend::LossResult Backend::softmax_cross_entropy_impl(std::int64_t, std::int64
 }
 float Backend::sum_impl(std::int64_t, const float*, Reduction) const { unsupported("sum"); }
 
+void Backend::optimizer_step(const OptimizerConfig& config, std::int64_t step,
+                             std::span<const OptimizerTensor> tensors) const {
+    config.validate();
+    // Called once per training step, so the messages are only built when one is due.
+    const auto op = [&] { return "optimizer_step " + config.str(); };
+    if (step < 1)
+        throw InvalidArgument(op() + ": step counts from 1, got " + std::to_string(step));
+    const int states = config.state_tensors();
+    const auto fits = [&](const Tensor* t, const Tensor& value) {
+        return t != nullptr && t->data() != nullptr && t->owner() == this &&
+               t->shape() == value.shape();
+    };
+    std::vector<OptimizerSlot> slots;
+    slots.reserve(tensors.size());
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+        const OptimizerTensor& t = tensors[i];
+        const std::string which = "tensor " + std::to_string(i);
+        if (t.value == nullptr || t.grad == nullptr)
+            throw InvalidArgument(op() + ": " + which + " has no value or no gradient");
+        const Shape& shape = t.value->shape();
+        if (!fits(t.value, *t.value)) require(*t.value, shape, op(), which + "'s value");
+        if (!fits(t.grad, *t.value)) require(*t.grad, shape, op(), which + "'s gradient");
+        for (int s = 0; s < 2; ++s) {
+            if ((t.state[s] != nullptr) != (s < states))
+                throw InvalidArgument(op() + ": " + which + " needs " + std::to_string(states) +
+                                      " state tensors, state " + std::to_string(s) +
+                                      (s < states ? " is missing" : " is one too many"));
+            if (s < states && !fits(t.state[s], *t.value))
+                require(*t.state[s], shape, op(), which + "'s state");
+        }
+        slots.push_back({t.value->elements(), t.value->data(), t.grad->data(),
+                         states > 0 ? t.state[0]->data() : nullptr,
+                         states > 1 ? t.state[1]->data() : nullptr});
+    }
+    if (!slots.empty()) optimizer_step_impl(config, step, slots);
+}
+
 void Backend::unsupported(const std::string& op) const {
     throw Unsupported(name() + " does not implement " + op);
 }
@@ -391,6 +430,11 @@ void Backend::avg_pool2d_forward_impl(const Pool2dShape&, const float*, float*) 
 }
 void Backend::avg_pool2d_backward_impl(const Pool2dShape&, const float*, float*) const {
     unsupported("avg_pool2d_backward");
+}
+
+void Backend::optimizer_step_impl(const OptimizerConfig& config, std::int64_t,
+                                  std::span<const OptimizerSlot>) const {
+    unsupported(to_string(config.kind) + " optimizer_step");
 }
 
 }  // namespace triptych

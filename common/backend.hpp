@@ -119,6 +119,22 @@ public:
     void avg_pool2d_forward(const Pool2dShape& shape, const Tensor& x, Tensor& y) const;
     void avg_pool2d_backward(const Pool2dShape& shape, const Tensor& dy, Tensor& dx) const;
 
+    // --- optimizers (see OptimizerConfig; the rules are in common/optimizer_rule.hpp) ---------
+    // One parameter tensor of an optimizer step: the value (updated in place), its gradient, and
+    // its config.state_tensors() state tensors (each the value's shape, zero before the first
+    // step, updated in place; the rest null). Everything on this backend: the optimizer's state
+    // lives where the parameters do.
+    struct OptimizerTensor {
+        Tensor* value = nullptr;
+        const Tensor* grad = nullptr;
+        Tensor* state[2] = {nullptr, nullptr};
+    };
+    // Step `step` (1 for the first; Adam's bias correction counts it) of `config`, over every
+    // tensor of `tensors`. How it is launched is the variant's choice: gpu_naive runs one kernel
+    // per tensor, gpu_tiled one kernel over all of them (a multi-tensor apply).
+    void optimizer_step(const OptimizerConfig& config, std::int64_t step,
+                        std::span<const OptimizerTensor> tensors) const;
+
 protected:
     // Memory of this backend: `count` floats, filled with NaN; freed when the last Tensor goes.
     virtual std::shared_ptr<float> allocate_buffer(std::int64_t count) const = 0;
@@ -174,6 +190,8 @@ protected:
                                          float* y) const;
     virtual void avg_pool2d_backward_impl(const Pool2dShape& shape, const float* dy,
                                           float* dx) const;
+    virtual void optimizer_step_impl(const OptimizerConfig& config, std::int64_t step,
+                                     std::span<const OptimizerSlot> slots) const;
 
     // Throws Unsupported("<backend> does not implement <op>").
     [[noreturn]] void unsupported(const std::string& op) const;

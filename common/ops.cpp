@@ -1,6 +1,7 @@
 #include "common/ops.hpp"
 
 #include <cmath>
+#include <sstream>
 
 #include "common/errors.hpp"
 
@@ -119,6 +120,72 @@ std::string Pool2dShape::str() const {
            std::to_string(W) + " window " + std::to_string(window_h) + "x" +
            std::to_string(window_w) + " stride " + pair(stride_h, stride_w) + " pad " +
            pair(pad_h, pad_w);
+}
+
+std::string to_string(OptimizerKind kind) {
+    switch (kind) {
+        case OptimizerKind::sgd:
+            return "sgd";
+        case OptimizerKind::adam:
+            return "adam";
+        case OptimizerKind::rmsprop:
+            return "rmsprop";
+    }
+    return "?";
+}
+
+void OptimizerConfig::validate() const {
+    const auto in_unit = [](float v) { return v >= 0.0f && v < 1.0f; };
+    const bool valid = lr > 0.0f && std::isfinite(lr) && weight_decay >= 0.0f &&
+                       std::isfinite(weight_decay) && in_unit(momentum) &&
+                       !(nesterov && momentum == 0.0f) && in_unit(beta1) && in_unit(beta2) &&
+                       in_unit(alpha) && eps > 0.0f;
+    if (valid) return;  // the common case, once per training step: no message to build
+    const std::string op = "optimizer " + str();
+    if (!(lr > 0.0f) || !std::isfinite(lr))
+        throw InvalidArgument(op + ": lr must be > 0 and finite, got " + std::to_string(lr));
+    if (!(weight_decay >= 0.0f) || !std::isfinite(weight_decay))
+        throw InvalidArgument(op + ": weight_decay must be >= 0, got " +
+                              std::to_string(weight_decay));
+    if (!in_unit(momentum))
+        throw InvalidArgument(op + ": momentum must be in [0, 1), got " + std::to_string(momentum));
+    if (nesterov && momentum == 0.0f)
+        throw InvalidArgument(op + ": nesterov needs momentum > 0");
+    if (!in_unit(beta1) || !in_unit(beta2))
+        throw InvalidArgument(op + ": betas must be in [0, 1), got " + std::to_string(beta1) +
+                              ", " + std::to_string(beta2));
+    if (!in_unit(alpha))
+        throw InvalidArgument(op + ": alpha must be in [0, 1), got " + std::to_string(alpha));
+    if (!(eps > 0.0f))
+        throw InvalidArgument(op + ": eps must be > 0, got " + std::to_string(eps));
+}
+
+int OptimizerConfig::state_tensors() const {
+    switch (kind) {
+        case OptimizerKind::sgd:
+            return momentum > 0.0f ? 1 : 0;
+        case OptimizerKind::adam:
+            return 2;
+        case OptimizerKind::rmsprop:
+            return momentum > 0.0f ? 2 : 1;
+    }
+    return 0;
+}
+
+std::string OptimizerConfig::str() const {
+    std::ostringstream out;
+    out << to_string(kind) << " lr=" << lr;
+    if (kind == OptimizerKind::sgd && momentum > 0.0f)
+        out << " momentum=" << momentum << (nesterov ? " nesterov" : "");
+    if (kind == OptimizerKind::adam)
+        out << " betas=" << beta1 << "," << beta2 << " eps=" << eps
+            << (decoupled_weight_decay ? " decoupled" : "");
+    if (kind == OptimizerKind::rmsprop) {
+        out << " alpha=" << alpha << " eps=" << eps;
+        if (momentum > 0.0f) out << " momentum=" << momentum;
+    }
+    if (weight_decay > 0.0f) out << " weight_decay=" << weight_decay;
+    return out.str();
 }
 
 }  // namespace triptych

@@ -126,4 +126,44 @@ struct Pool2dShape {
     std::string str() const;
 };
 
+// --- optimizers (lesson 12) -----------------------------------------------------------------
+
+enum class OptimizerKind { sgd, adam, rmsprop };
+std::string to_string(OptimizerKind kind);
+
+// The hyperparameters of an optimizer, with PyTorch's defaults and update rules
+// (torch.optim.SGD, Adam/AdamW and RMSprop), written out in common/optimizer_rule.hpp. Fields a
+// kind does not use are ignored.
+struct OptimizerConfig {
+    OptimizerKind kind = OptimizerKind::sgd;
+    float lr = 0.01f;
+    float weight_decay = 0.0f;  // L2 penalty added to the gradient (decoupled for AdamW)
+    float momentum = 0.0f;      // sgd, rmsprop
+    bool nesterov = false;      // sgd (needs momentum > 0)
+    float beta1 = 0.9f, beta2 = 0.999f;  // adam: decay of the gradient's mean and mean square
+    bool decoupled_weight_decay = false;  // adam: AdamW, w -= lr * weight_decay * w apart
+    float alpha = 0.99f;                  // rmsprop: decay of the mean square
+    float eps = 1e-8f;                    // adam, rmsprop: keeps the division finite
+
+    // InvalidArgument naming the values: lr <= 0 or not finite, momentum/betas/alpha outside
+    // [0, 1), eps <= 0, weight_decay < 0, nesterov without momentum.
+    void validate() const;
+    // How many state tensors (each the shape of its parameter, zero at the start) a parameter
+    // needs: sgd 1 with momentum else 0; adam 2 (mean, mean square); rmsprop 1, 2 with momentum.
+    int state_tensors() const;
+    // "adam lr=0.001 betas=0.9,0.999 eps=1e-08"
+    std::string str() const;
+};
+
+// One parameter tensor of an optimizer step, as raw pointers (what the variants' code receives
+// from Backend::optimizer_step, which has checked the tensors): n elements of value, grad, and
+// state0 / state1 (null when the optimizer needs fewer state tensors).
+struct OptimizerSlot {
+    std::int64_t n = 0;
+    float* value = nullptr;
+    const float* grad = nullptr;
+    float* state0 = nullptr;
+    float* state1 = nullptr;
+};
+
 }  // namespace triptych

@@ -22,6 +22,21 @@ private:
     std::mt19937_64 engine_;
 };
 
+// The seed of stream `index` of a run seeded with `seed` (layer i of a model, epoch e of the
+// shuffling), so that one seed fixes every stream and the streams are unrelated to each other.
+// Each input goes through splitmix64's mixing function (Steele, Lea and Flood, 2014), whose every
+// output bit depends on every input bit: nearby seeds or indices give far-apart engine seeds,
+// which seed + index would not.
+inline std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t index) {
+    const auto splitmix64 = [](std::uint64_t x) {
+        x += 0x9E3779B97F4A7C15ull;
+        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+        x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+        return x ^ (x >> 31);
+    };
+    return splitmix64(splitmix64(seed) ^ index);
+}
+
 // A fresh seed from the operating system's entropy source, for runs that were given none.
 inline std::uint64_t fresh_seed() {
     std::random_device device;

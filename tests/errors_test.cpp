@@ -1,12 +1,8 @@
 // Bad input gets a typed exception whose message names the op and the values, on every variant;
 // the command line turns it into one line on stderr and a non-zero exit.
-#include <sys/wait.h>
-
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +11,7 @@
 #include "common/errors.hpp"
 #include "common/host_backend.hpp"
 #include "common/registry.hpp"
+#include "tests/cli.hpp"
 
 using namespace triptych;
 using Catch::Matchers::Contains;
@@ -121,30 +118,9 @@ TEST_CASE("a variant without an op throws Unsupported naming itself and the op",
                          Catch::Matchers::Message("no_ops does not implement relu_forward"));
 }
 
-namespace {
-
-struct Run {
-    int status;
-    std::string stderr_text;
-};
-
-// Runs the triptych command line and captures its exit status and standard error.
-Run run_cli(const std::string& arguments) {
-    const std::string command = std::string(TRIPTYCH_CLI) + " " + arguments + " 2>&1 >/dev/null";
-    FILE* pipe = popen(command.c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    std::string text;
-    std::array<char, 512> chunk{};
-    while (fgets(chunk.data(), chunk.size(), pipe) != nullptr) text += chunk.data();
-    const int status = pclose(pipe);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
-}
-
-bool one_line(const std::string& text) {
-    return !text.empty() && text.find('\n') == text.size() - 1;
-}
-
-}  // namespace
+using testing::one_line;
+using testing::run_cli;
+using Run = testing::CliRun;
 
 TEST_CASE("the CLI turns bad input into one line on stderr and a non-zero exit", "[errors][cli]") {
     const Run bad_shape = run_cli("check --op gemm --shape 0,4,4 --backend cpu_naive");

@@ -14,5 +14,6 @@ int info_main(const Args& args);    // tools/info.cpp
 int check_main(const Args& args);   // tools/check.cpp
 int bench_main(const Args& args);   // tools/report.cpp
 int report_main(const Args& args);  // tools/report.cpp
+int train_main(const Args& args);   // tools/train.cpp
 
 }  // namespace triptych::tools

@@ -12,6 +12,7 @@ packages=(
   catch2                         # tests (Catch2 2.x)
   libbenchmark-dev               # benchmarks (Google Benchmark)
   zlib1g-dev                     # reading gzip-compressed IDX files (MNIST format)
+  dataset-fashion-mnist          # the default training data (/usr/share/datasets/fashion-mnist)
   python3-matplotlib             # the report's charts
 )
 

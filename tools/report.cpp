@@ -4,16 +4,10 @@
 // Both run every benchmark three times and keep the medians, so one noisy repetition does not move
 // a figure. Output files are written to a temporary name and renamed into place: an interrupted
 // or failed run never leaves a half-written file where a good one was.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <csignal>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -22,9 +16,7 @@
 #include "common/errors.hpp"
 #include "tools/commands.hpp"
 #include "tools/options.hpp"
-#include "triptych_config.hpp"
-
-extern char** environ;
+#include "tools/process.hpp"
 
 namespace triptych::tools {
 namespace {
@@ -37,135 +29,6 @@ constexpr int repetitions = 3;
 // just long enough to test the pipeline, not to measure anything.
 constexpr double min_seconds = 0.25;
 constexpr double quick_min_seconds = 0.01;
-
-// --- running another program ------------------------------------------------------------------
-
-// While a child runs, Ctrl-C must stop the child, not us: we still have temporary files to remove.
-// The child gets default signal handling back (see run_program).
-class IgnoreInterrupts {
-public:
-    IgnoreInterrupts() {
-        old_int_ = std::signal(SIGINT, SIG_IGN);
-        old_term_ = std::signal(SIGTERM, SIG_IGN);
-    }
-    ~IgnoreInterrupts() {
-        std::signal(SIGINT, old_int_);
-        std::signal(SIGTERM, old_term_);
-    }
-
-private:
-    void (*old_int_)(int);
-    void (*old_term_)(int);
-};
-
-std::string read_all(int fd) {
-    std::string text;
-    char buffer[4096];
-    for (;;) {
-        const ssize_t n = read(fd, buffer, sizeof buffer);
-        if (n > 0) text.append(buffer, static_cast<std::size_t>(n));
-        if (n == 0 || (n < 0 && errno != EINTR)) return text;
-    }
-}
-
-// Runs `command` (command[0] is a path) and returns its exit status (128 + signal if a signal
-// ended it). Its output goes to ours, except file descriptor `capture_fd` (1 or 2) when `captured`
-// is given: that is collected into `captured`; and its stderr is dropped if `quiet`.
-int run_program(const std::vector<std::string>& command, int capture_fd = -1,
-                std::string* captured = nullptr, bool quiet = false) {
-    std::vector<char*> argv;
-    for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
-
-    int pipe_fds[2] = {-1, -1};
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    if (captured != nullptr) {
-        if (pipe2(pipe_fds, O_CLOEXEC) != 0) throw Error("pipe: " + std::string(strerror(errno)));
-        posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], capture_fd);
-    }
-    if (quiet) posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    sigset_t defaults;
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGINT);
-    sigaddset(&defaults, SIGTERM);
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF);
-
-    IgnoreInterrupts ignore;
-    std::fflush(stdout);  // our lines first, then the child's
-    pid_t pid = 0;
-    const int failed = posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    if (captured != nullptr) close(pipe_fds[1]);
-    if (failed != 0) {
-        if (captured != nullptr) close(pipe_fds[0]);
-        throw DataError("cannot run " + command[0] + ": " + strerror(failed));
-    }
-    if (captured != nullptr) {
-        *captured = read_all(pipe_fds[0]);
-        close(pipe_fds[0]);
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) throw Error("waitpid: " + std::string(strerror(errno)));
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-// The last non-empty line of a program's error output: report.py's one-line message, or the
-// exception line of a Python traceback.
-std::string last_line(const std::string& text) {
-    std::istringstream lines(text);
-    std::string line, last;
-    while (std::getline(lines, line))
-        if (!line.empty()) last = line;
-    return last;
-}
-
-// --- files ------------------------------------------------------------------------------------
-
-// A temporary file, created empty and removed on destruction unless `keep_as` renamed it.
-class TemporaryFile {
-public:
-    // `<directory>/.<stem>.tmp-XXXXXX.json`, readable as a normal file would be.
-    TemporaryFile(const fs::path& directory, const std::string& stem) {
-        std::string name = (directory / ("." + stem + ".tmp-XXXXXX.json")).string();
-        const int fd = mkstemps(name.data(), 5);
-        if (fd < 0)
-            throw DataError("cannot create a file in " + directory.string() + ": " +
-                            strerror(errno));
-        const mode_t mask = umask(0);
-        umask(mask);
-        fchmod(fd, 0666 & ~mask);
-        close(fd);
-        path_ = name;
-    }
-    ~TemporaryFile() {
-        std::error_code ignored;
-        if (!path_.empty()) fs::remove(path_, ignored);
-    }
-    TemporaryFile(const TemporaryFile&) = delete;
-    TemporaryFile& operator=(const TemporaryFile&) = delete;
-
-    const fs::path& path() const { return path_; }
-    void keep_as(const fs::path& target) {
-        fs::rename(path_, target);
-        path_.clear();
-    }
-
-private:
-    fs::path path_;
-};
-
-fs::path parent_of(const fs::path& file) {
-    const fs::path parent = fs::absolute(file).parent_path();
-    if (!fs::is_directory(parent))
-        throw InvalidArgument("directory " + parent.string() + " does not exist");
-    return parent;
-}
 
 // triptych_bench sits next to this executable when installed together, or in the build tree's
 // bench/ folder next to tools/.
@@ -253,29 +116,13 @@ void run_benchmarks(const BenchRun& run, const fs::path* json) {
 
 // --- the report -------------------------------------------------------------------------------
 
-// Runs bench/report.py with `arguments`; its one-line error becomes our DataError.
-void run_report_py(const std::vector<std::string>& arguments) {
-    const std::string script = TRIPTYCH_SOURCE_DIR "/bench/report.py";
-    if (access(TRIPTYCH_PYTHON, X_OK) != 0)
-        throw DataError("python " TRIPTYCH_PYTHON " (with matplotlib) not found; see README");
-    std::vector<std::string> command{TRIPTYCH_PYTHON, script};
-    command.insert(command.end(), arguments.begin(), arguments.end());
-    std::string errors;
-    const int status = run_program(command, STDERR_FILENO, &errors);
-    if (status != 0) {
-        const std::string message = last_line(errors);
-        throw DataError(message.empty()
-                            ? "report.py failed (exit status " + std::to_string(status) + ")"
-                            : message);
-    }
-}
-
 void print_bench_help() {
     std::printf(
         "usage: triptych bench [--filter REGEX] [--out FILE.json] [--quick] [--include-simulator]\n"
         "\n"
         "Runs the Google Benchmark suites (GEMM, activations, bias, softmax, losses, sum, the\n"
-        "fused dense layer, copies) on every variant that can run here, %d repetitions each;\n"
+        "fused dense layer, conv2d, pooling, optimizer steps, training steps, copies) on every\n"
+        "variant that can run here, %d repetitions each;\n"
         "each row is printed as it finishes. A variant without an op has no rows for it.\n",
         repetitions);
     std::puts(
@@ -302,9 +149,9 @@ void print_report_help() {
         "GPU kernels as % of cuBLAS, cpu_eigen_omp as % of OpenBLAS, ReLU GB/s against copy\n"
         "bandwidth, the GB/s of every memory-bound op and its % of the copy bandwidth, sum's\n"
         "deterministic and fast modes, what fusing GEMM + bias + activation buys,\n"
-        "host<->device transfer cost, conv2d per algorithm and its filter-size sweep, pooling),\n"
-        "PNG charts and the raw JSON. Without a GPU every GPU\n"
-        "column says \"no GPU\". DIR is replaced only once the new report is complete.\n"
+        "host<->device transfer cost, conv2d per algorithm and its filter-size sweep, pooling,\n"
+        "training steps of both models in images/s), PNG charts and the raw JSON. Without a GPU\n"
+        "every GPU column says \"no GPU\". DIR is replaced only once the new report is complete.\n"
         "\n"
         "  --from FILE.json     report this saved run (triptych bench --out) instead of running\n"
         "  --out DIR            the report directory (default: report)\n"
@@ -312,8 +159,8 @@ void print_report_help() {
         "  --quick              small sizes and short timing: seconds, for tests and CI\n"
         "  --include-simulator  also time the simulator variants (reported apart, never as GPU)\n"
         "  --peer FILE          PyTorch's figures from this machine, printed by\n"
-        "                       pytorch_cpu.py conv pool (../shared/peers): shown beside ours,\n"
-        "                       with the speed ratios");
+        "                       pytorch_cpu.py conv pool train (../shared/peers): shown beside\n"
+        "                       ours, with the speed ratios");
 }
 
 }  // namespace
@@ -331,7 +178,7 @@ int bench_main(const Args& args) {
     }
     const fs::path out = options.get("--out");
     if (fs::is_directory(out)) throw InvalidArgument("--out " + out.string() + " is a directory");
-    TemporaryFile json(parent_of(out), out.filename().string());
+    TemporaryFile json(parent_of(out), out.filename().string(), ".json");
     run_benchmarks(bench_run(options), &json.path());
     json.keep_as(out);
     std::printf("results written to %s\n", out.c_str());
@@ -353,7 +200,7 @@ int report_main(const Args& args) {
             "they cannot be combined with --from");
     const std::string out = options.get("--out", "report");
     // Refuse a bad --out or --peer before spending minutes on benchmarks.
-    run_report_py({"--check-out", out});
+    run_python_script("bench/report.py", {"--check-out", out});
     std::vector<std::string> peer;
     if (options.has("--peer")) {
         const std::string path = options.get("--peer");
@@ -363,7 +210,7 @@ int report_main(const Args& args) {
     auto write_report = [&](const std::string& json_path) {
         std::vector<std::string> arguments = {"--json", json_path, "--out", out};
         arguments.insert(arguments.end(), peer.begin(), peer.end());
-        run_report_py(arguments);
+        run_python_script("bench/report.py", arguments);
     };
     if (!running) {
         const std::string from = options.get("--from");
@@ -371,7 +218,7 @@ int report_main(const Args& args) {
         write_report(from);
         return 0;
     }
-    TemporaryFile json(fs::temp_directory_path(), "triptych-bench");
+    TemporaryFile json(fs::temp_directory_path(), "triptych-bench", ".json");
     run_benchmarks(bench_run(options), &json.path());
     write_report(json.path().string());
     return 0;

@@ -3,6 +3,7 @@
 //   check    every op of every variant against the float64 reference
 //   bench    the Google Benchmark suites
 //   report   benchmarks -> a Markdown speedup report with charts
+//   train    train a model on Fashion-MNIST, with a loss curve, a chart and checkpoints
 // Any error is printed as one line on stderr and the exit status is non-zero.
 #include <cstdio>
 #include <exception>
@@ -21,6 +22,7 @@ void print_usage() {
         "  check    cross-check every op and variant against the float64 reference\n"
         "  bench    run the benchmarks (Google Benchmark)\n"
         "  report   run the benchmarks and write the speedup report (Markdown + charts)\n"
+        "  train    train mlp or lenet on Fashion-MNIST on any backend (loss curve, checkpoints)\n"
         "\n"
         "`triptych <command> --help` explains each command's options.");
 }
@@ -40,6 +42,7 @@ int main(int argc, char** argv) {
         if (command == "check") return check_main(args);
         if (command == "bench") return bench_main(args);
         if (command == "report") return report_main(args);
+        if (command == "train") return train_main(args);
         std::fprintf(stderr, "triptych: unknown command '%s' (try triptych --help)\n",
                      command.c_str());
         return 2;

@@ -56,6 +56,10 @@ const Tensor& Conv2d::forward(const Tensor& x) {
 
 const Tensor& Conv2d::backward(const Tensor& dy) {
     backend().conv2d_backward_weights(shape_, algorithm_, x_, dy, W_.grad, b_.grad);
+    if (!input_gradient()) {  // dx is not wanted: see Layer::set_input_gradient
+        dx_ = Tensor();
+        return dx_;
+    }
     backend().conv2d_backward_data(shape_, algorithm_, dy, W_.value, ensure(dx_, x_.shape()));
     return dx_;
 }

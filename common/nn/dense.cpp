@@ -40,6 +40,10 @@ const Tensor& Dense::backward(const Tensor& dy) {
     // dW = dz^T x: (out, batch) x (batch, in).
     backend().gemm(GemmShape{out_, in_, batch, true, false, 1.0f, 0.0f}, *dz, x_, W_.grad);
     backend().bias_backward(*dz, b_.grad);
+    if (!input_gradient()) {  // dx is not wanted: see Layer::set_input_gradient
+        dx_ = Tensor();
+        return dx_;
+    }
     // dx = dz W: (batch, out) x (out, in).
     backend().gemm(GemmShape{batch, in_, out_, false, false, 1.0f, 0.0f}, *dz, W_.value,
                    ensure(dx_, x_.shape()));

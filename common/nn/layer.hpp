@@ -49,6 +49,12 @@ public:
 
     const Backend& backend() const { return *backend_; }
 
+    // Whether backward must compute dLoss/dInput. A model's first layer has no layer before it to
+    // pass that to: Sequential turns it off there, and backward may then return an empty tensor
+    // (Dense and Conv2d skip their dx GEMM / backward-data pass).
+    void set_input_gradient(bool needed) { input_gradient_ = needed; }
+    bool input_gradient() const { return input_gradient_; }
+
 protected:
     // `t`, reallocated only when the shape changes (a new batch size), so steady-state training
     // allocates nothing.
@@ -59,6 +65,7 @@ protected:
 
 private:
     const Backend* backend_;
+    bool input_gradient_ = true;
 };
 
 }  // namespace triptych::nn

@@ -10,6 +10,7 @@ namespace {
 
 class CpuEigenOmp final : public HostBackend {
 public:
+    CpuEigenOmp() { use_one_thread_pool(); }
     std::string name() const override { return "cpu_eigen_omp"; }
     DeviceKind device_kind() const override { return DeviceKind::Cpu; }
     std::string device() const override {
@@ -81,8 +82,11 @@ protected:
 
 public:
     // im2col first: one big GEMM is what this variant does best.
+    // Direct first: the register-blocked kernels of conv_direct.cpp beat im2col + sgemm 3-7x on
+    // LeNet's layers, forward and backward (bench, 2-core machine); FFT pays only for large
+    // filters (lesson 10's crossover). The Conv2d layer takes the first.
     std::vector<ConvAlgorithm> conv2d_algorithms() const override {
-        return {ConvAlgorithm::im2col, ConvAlgorithm::direct, ConvAlgorithm::fft};
+        return {ConvAlgorithm::direct, ConvAlgorithm::im2col, ConvAlgorithm::fft};
     }
 
 protected:
@@ -113,6 +117,13 @@ protected:
     void avg_pool2d_backward_impl(const Pool2dShape& s, const float* dy,
                                   float* dx) const override {
         cpu_eigen_omp::avg_pool2d_backward(s, dy, dx);
+    }
+    // One tensor after the other, each sliced over the threads if it is large (optimizer.cpp).
+    void optimizer_step_impl(const OptimizerConfig& config, std::int64_t step,
+                             std::span<const OptimizerSlot> slots) const override {
+        const OptimizerRule<float> rule = optimizer_rule<float>(config, step);
+        for (const OptimizerSlot& t : slots)
+            cpu_eigen_omp::optimizer_step(rule, t.n, t.value, t.grad, t.state0, t.state1);
     }
 };
 

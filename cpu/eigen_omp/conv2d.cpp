@@ -10,7 +10,7 @@
 //   direct   conv_direct.cpp.
 //   im2col   the input unrolled into a matrix of patches, col (C*R*S, images*P*Q): row
 //            (c, r, t) holds, for every output, the input that tap multiplies (0 in the padding).
-//            Then one GEMM (OpenBLAS's sgemm through Eigen, gemm.cpp, on OpenBLAS's threads) does
+//            Then one GEMM (OpenBLAS's sgemm through Eigen, gemm.cpp, one panel per OpenMP thread) does
 //            the multiply-adds; im2col, col2im and the reorders run on the calling thread:
 //            forward          Y (K, images*P*Q)  = W (K, C*R*S) * col
 //            backward_data    dcol (C*R*S, ...)  = W^T * dY, then col2im adds each entry of dcol
@@ -230,8 +230,7 @@ void backward_weights_im2col(const Conv2dShape& s, const float* x, const float* 
 }
 
 // db[k] = the sum of dy[n, k, p, q] over n, p, q, in that order. On the calling thread, like
-// im2col's reorders: one pass over dy, and an OpenMP team woken here would spin beside
-// OpenBLAS's threads in the im2col backward pass.
+// im2col's reorders: one pass over dy, small next to the GEMMs.
 void bias_gradient(const Conv2dShape& s, const float* dy, float* db) {
     const std::int64_t PQ = s.P() * s.Q();
     for (std::int64_t k = 0; k < s.K; ++k) {

@@ -7,8 +7,23 @@
 // openblas row at 1024^3 and 2048^3; pure Eigen at 73-99% on a quiet machine but 52-81% while
 // other work held a core, its OpenMP-parallel GEMM stalling. Hence BLAS by default; see
 // lessons/02_matmul_naive to measure it yourself.
+//
+// One pool of threads, not two. Debian's OpenBLAS runs every sgemm on a thread pool of its own
+// (pthreads), whose workers keep spinning for a while after each call, waiting for the next. The
+// ops around a GEMM in a network (bias, ReLU, pooling, the direct convolution) run on OpenMP's
+// team, so after every GEMM the two pools fought over the cores: LeNet's training step ran 2.4x
+// slower on 2 cores and 50x slower on a 16-core machine than with OpenBLAS on one thread. So the
+// backend keeps OpenBLAS on one thread (use_one_thread_pool, called when it is made) and gemm
+// splits C among the OpenMP threads instead: each thread computes its panel of C's rows (or of
+// its columns, when C is wider than tall) with one single-threaded sgemm.
+#include <cblas.h>
+
+#include <algorithm>
+
+#include "common/math.hpp"
 #include "cpu/eigen_omp/eigen.hpp"
 #include "cpu/eigen_omp/ops.hpp"
+#include "cpu/eigen_omp/parallel.hpp"
 
 namespace triptych::cpu_eigen_omp {
 namespace {
@@ -16,8 +31,8 @@ namespace {
 using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 // c = alpha * opA * opB + beta * c, never reading c when beta == 0 (it may hold NaN).
-template <typename OpA, typename OpB>
-void multiply(const OpA& opA, const OpB& opB, Eigen::Map<Matrix>& c, float alpha, float beta) {
+template <typename OpA, typename OpB, typename OpC>
+void multiply(const OpA& opA, const OpB& opB, OpC c, float alpha, float beta) {
     if (beta == 0.0f) {
         c.noalias() = alpha * opA * opB;
         return;
@@ -26,17 +41,48 @@ void multiply(const OpA& opA, const OpB& opB, Eigen::Map<Matrix>& c, float alpha
     c.noalias() += alpha * opA * opB;
 }
 
+// Panels narrower than this many columns (or rows) would leave sgemm's vector kernels half idle.
+constexpr std::int64_t panel_multiple = 16;
+
+// c = alpha * opA * opB + beta * c on every OpenMP thread, thread t taking the t-th panel of C's
+// rows (tall C) or columns (wide C), a multiple of panel_multiple wide. Each panel is an
+// independent product: the rows of opA (or the columns of opB) it needs, times the other whole.
+template <typename OpA, typename OpB>
+void multiply_in_panels(const OpA& opA, const OpB& opB, Eigen::Map<Matrix>& c, float alpha,
+                        float beta) {
+    const std::int64_t M = c.rows(), N = c.cols(), K = opA.cols();
+    const bool by_rows = M >= N;
+    const std::int64_t length = by_rows ? M : N;
+#pragma omp parallel if (worth_threads(M * N + K * (M + N)) && 2.0 * M * N * K >= 1e6)
+    {
+        const std::int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
+        const auto edge = [&](std::int64_t i) {
+            return std::min(length, ceil_div(length * i / threads, panel_multiple) * panel_multiple);
+        };
+        const std::int64_t begin = edge(t), count = edge(t + 1) - begin;
+        if (count > 0 && by_rows)
+            multiply(opA.middleRows(begin, count), opB, c.middleRows(begin, count), alpha, beta);
+        if (count > 0 && !by_rows)
+            multiply(opA, opB.middleCols(begin, count), c.middleCols(begin, count), alpha, beta);
+    }
+}
+
 }  // namespace
+
+void use_one_thread_pool() {
+    openblas_set_num_threads(1);
+}
 
 void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
     // A is stored (M, K) or (K, M); B is stored (K, N) or (N, K); C is (M, N).
     Eigen::Map<const Matrix> a(A, s.trans_a ? s.K : s.M, s.trans_a ? s.M : s.K);
     Eigen::Map<const Matrix> b(B, s.trans_b ? s.N : s.K, s.trans_b ? s.K : s.N);
     Eigen::Map<Matrix> c(C, s.M, s.N);
-    if (!s.trans_a && !s.trans_b) multiply(a, b, c, s.alpha, s.beta);
-    if (!s.trans_a && s.trans_b) multiply(a, b.transpose(), c, s.alpha, s.beta);
-    if (s.trans_a && !s.trans_b) multiply(a.transpose(), b, c, s.alpha, s.beta);
-    if (s.trans_a && s.trans_b) multiply(a.transpose(), b.transpose(), c, s.alpha, s.beta);
+    if (!s.trans_a && !s.trans_b) multiply_in_panels(a, b, c, s.alpha, s.beta);
+    if (!s.trans_a && s.trans_b) multiply_in_panels(a, b.transpose(), c, s.alpha, s.beta);
+    if (s.trans_a && !s.trans_b) multiply_in_panels(a.transpose(), b, c, s.alpha, s.beta);
+    if (s.trans_a && s.trans_b)
+        multiply_in_panels(a.transpose(), b.transpose(), c, s.alpha, s.beta);
 }
 
 }  // namespace triptych::cpu_eigen_omp

@@ -2,16 +2,21 @@
 // call OpenBLAS's sgemm when built with TRIPTYCH_EIGEN_BLAS, the default; see lessons/02), OpenMP
 // for the loops Eigen does not parallelise (parallel.hpp: how the work is split). One op per file:
 // gemm.cpp, relu.cpp, bias.cpp, sigmoid.cpp, tanh.cpp, softmax.cpp, losses.cpp, reduce.cpp,
-// dense.cpp. Shapes and math as in the Backend methods of the same names (common/backend.hpp).
+// dense.cpp, conv2d.cpp, pool2d.cpp, optimizer.cpp. Shapes and math as in the Backend methods of
+// the same names (common/backend.hpp).
 #pragma once
 
 #include <cstdint>
 
 #include "common/ops.hpp"
+#include "common/optimizer_rule.hpp"
 
 namespace triptych::cpu_eigen_omp {
 
 void gemm(const GemmShape& s, const float* A, const float* B, float* C);
+// Keeps OpenBLAS on one thread, so that OpenMP's team is the only pool of threads (gemm.cpp says
+// why); the backend calls it when it is made.
+void use_one_thread_pool();
 void relu_forward(std::int64_t n, const float* x, float* y);
 void relu_backward(std::int64_t n, const float* x, const float* dy, float* dx);
 
@@ -48,5 +53,10 @@ void max_pool2d_forward(const Pool2dShape& s, const float* x, float* y, float* a
 void max_pool2d_backward(const Pool2dShape& s, const float* dy, const float* argmax, float* dx);
 void avg_pool2d_forward(const Pool2dShape& s, const float* x, float* y);
 void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx);
+
+// optimizer.cpp: one step of `rule` over one parameter tensor of n elements: w updated in place
+// from g, with the state tensors s0, s1 the rule uses (the others null), as cpu_naive's.
+void optimizer_step(const OptimizerRule<float>& rule, std::int64_t n, float* w, const float* g,
+                    float* s0, float* s1);
 
 }  // namespace triptych::cpu_eigen_omp

@@ -1,6 +1,7 @@
 // cpu_naive: the textbook loops, one thread, no library. Every op forwards to the templates in
 // this folder (one header per op: gemm.hpp, relu.hpp, bias.hpp, sigmoid.hpp, tanh.hpp,
-// softmax.hpp, losses.hpp, reduce.hpp, dense.hpp, conv2d.hpp, pool2d.hpp), instantiated for float.
+// softmax.hpp, losses.hpp, reduce.hpp, dense.hpp, conv2d.hpp, pool2d.hpp,
+// optimizer.hpp), instantiated for float.
 #include "common/host_backend.hpp"
 #include "common/registry.hpp"
 #include "cpu/naive/bias.hpp"
@@ -8,6 +9,7 @@
 #include "cpu/naive/dense.hpp"
 #include "cpu/naive/gemm.hpp"
 #include "cpu/naive/losses.hpp"
+#include "cpu/naive/optimizer.hpp"
 #include "cpu/naive/pool2d.hpp"
 #include "cpu/naive/reduce.hpp"
 #include "cpu/naive/relu.hpp"
@@ -119,6 +121,12 @@ protected:
     void avg_pool2d_backward_impl(const Pool2dShape& s, const float* dy,
                                   float* dx) const override {
         cpu_naive::avg_pool2d_backward(s, dy, dx);
+    }
+    void optimizer_step_impl(const OptimizerConfig& config, std::int64_t step,
+                             std::span<const OptimizerSlot> slots) const override {
+        const OptimizerRule<float> rule = optimizer_rule<float>(config, step);
+        for (const OptimizerSlot& t : slots)
+            cpu_naive::optimizer_step(rule, t.n, t.value, t.grad, t.state0, t.state1);
     }
 };
 

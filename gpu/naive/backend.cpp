@@ -103,6 +103,13 @@ class GpuNaive final : public gpu::GpuBackend {
                                   float* dx) const override {
         gpu_naive::avg_pool2d_backward(s, dy, dx);
     }
+    // One launch per parameter tensor (optimizer.cu); gpu_tiled fuses them into one.
+    void optimizer_step_impl(const OptimizerConfig& config, std::int64_t step,
+                             std::span<const OptimizerSlot> slots) const override {
+        const OptimizerRule<float> rule = optimizer_rule<float>(config, step);
+        for (const OptimizerSlot& t : slots)
+            gpu_naive::optimizer_step(rule, t.n, t.value, t.grad, t.state0, t.state1);
+    }
 };
 
 [[maybe_unused]] const bool registered = register_backend(

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "common/ops.hpp"
+#include "common/optimizer_rule.hpp"
 
 namespace triptych::gpu_naive {
 
@@ -56,5 +57,10 @@ void max_pool2d_forward(const Pool2dShape& s, const float* x, float* y, float* a
 void max_pool2d_backward(const Pool2dShape& s, const float* dy, const float* argmax, float* dx);
 void avg_pool2d_forward(const Pool2dShape& s, const float* x, float* y);
 void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx);
+
+// optimizer.cu: one step of `rule` over one parameter tensor of n elements, in one launch: w
+// updated in place from g, with the state tensors s0, s1 the rule uses (the others null).
+void optimizer_step(const OptimizerRule<float>& rule, std::int64_t n, float* w, const float* g,
+                    float* s0, float* s1);
 
 }  // namespace triptych::gpu_naive

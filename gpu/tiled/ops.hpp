@@ -7,8 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "common/ops.hpp"
+#include "common/optimizer_rule.hpp"
 
 namespace triptych::gpu_tiled {
 
@@ -61,5 +63,10 @@ void max_pool2d_forward(const Pool2dShape& s, const float* x, float* y, float* a
 void max_pool2d_backward(const Pool2dShape& s, const float* dy, const float* argmax, float* dx);
 void avg_pool2d_forward(const Pool2dShape& s, const float* x, float* y);
 void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx);
+
+// optimizer.cu: one step of `rule` over every tensor of `tensors` in one launch (a multi-tensor
+// apply; several launches for more than 64 tensors). Each tensor: n elements of value, updated in
+// place from grad, with the state tensors the rule uses (the others null).
+void optimizer_step(const OptimizerRule<float>& rule, std::span<const OptimizerSlot> tensors);
 
 }  // namespace triptych::gpu_tiled

@@ -388,7 +388,7 @@ class ConvolutionAndPeer(OneReport):
             peer = write_json(tmp, "torch 1.13, 2 threads\n", "peer.txt")
             result = run_report(json_path, os.path.join(tmp, "report"), peer)
             self.assertEqual(result.returncode, 1)
-            self.assertIn("holds no conv or pool lines", result.stderr)
+            self.assertIn("holds no conv, pool or train lines", result.stderr)
 
 
 class WithGpu(OneReport):
@@ -448,6 +448,84 @@ class WithGpu(OneReport):
         self.assertEqual(cell(table, "64", "transfers share (pinned)"), "86%")
         transfers = self.tables["Host↔device transfers"]
         self.assertEqual(cell(transfers, "1 MiB", "h2d_pinned GB/s"), "10.0")
+
+
+def train_row(variant, model, images_per_second):
+    """train_step/<variant>/<model>: one step of 64 images at `images_per_second`."""
+    return [aggregate(f"train_step/{variant}/{model}/real_time", "median",
+                      64 / images_per_second, images=images_per_second)]
+
+
+def training_run():
+    """Training rows on a GPU machine: gpu_naive has no lenet row; one simulator row that must stay
+    out; gpu_tiled's transfer takes 32 us of its 1.6 ms mlp step (2%); its Adam step is 3 times
+    faster than gpu_naive's."""
+    rows = cpu_benchmarks()
+    for variant, mlp, lenet in (("cpu_naive", 500, 100), ("cpu_eigen_omp", 5000, 1000),
+                                ("gpu_naive", 20000, None), ("gpu_tiled", 40000, 30000)):
+        rows += train_row(variant, "mlp", mlp)
+        if lenet:
+            rows += train_row(variant, "lenet", lenet)
+    rows += train_row("gpu_tiled_on_simulator", "mlp", 999999)
+    moved = 4 * (64 * 784 + 64 + 1)
+    for variant, us in (("cpu_eigen_omp", 8), ("gpu_tiled", 32)):
+        rows += [aggregate(f"train_transfer/{variant}/64x784/real_time", "median", us * 1e-6,
+                           bytes=moved / (us * 1e-6))]
+    for variant, us in (("gpu_naive", 60), ("gpu_tiled", 20)):
+        rows += [aggregate(f"optimizer_step_adam/{variant}/mlp/real_time", "median", us * 1e-6,
+                           bytes=1e9, tensors=6)]
+    variants = "cpu_naive=cpu,cpu_eigen_omp=cpu,gpu_naive=gpu,gpu_tiled=gpu,gpu_vendor=gpu"
+    return {"context": context(variants, gpu="NVIDIA H200"), "benchmarks": rows}
+
+
+# PyTorch's mlp: 3000 images/s, the median of its three epochs.
+TRAIN_PEER_TEXT = """torch 1.13.0a0, 2 threads
+train mlp epoch 1: 20.00 s, 3000 images/s, test accuracy 0.8400
+train mlp epoch 2: 30.00 s, 2000 images/s, test accuracy 0.8500
+train mlp epoch 3: 15.00 s, 4000 images/s, test accuracy 0.8600
+"""
+
+
+class Training(OneReport):
+    make_run = staticmethod(training_run)
+    peer = TRAIN_PEER_TEXT
+
+    def test_images_per_second_per_model_and_variant(self):
+        table = self.tables["Training: images/s"]
+        self.assertEqual(cell(table, "mlp", "cpu_eigen_omp"), "5000")
+        self.assertEqual(cell(table, "lenet", "gpu_tiled"), "30000")
+        self.assertEqual(cell(table, "lenet", "gpu_naive"), "—")
+        self.assertEqual(column(table, "model"), ["mlp", "lenet"])
+        self.assertNotIn("gpu_tiled_on_simulator", table[0])
+        self.assertNotIn("gpu_vendor", table[0])  # no train_step rows: no column
+
+    def test_speedups_are_ratios_of_images_per_second(self):
+        over_naive = self.tables["Training speedup over cpu_naive"]
+        self.assertEqual(cell(over_naive, "mlp", "cpu_eigen_omp"), "10.0×")
+        self.assertEqual(cell(over_naive, "lenet", "gpu_tiled"), "300×")
+        self.assertNotIn("cpu_naive", over_naive[0])
+        over_eigen = self.tables["Training speedup over cpu_eigen_omp"]
+        self.assertEqual(cell(over_eigen, "mlp", "gpu_tiled"), "8.00×")
+
+    def test_cpu_eigen_omp_against_the_median_pytorch_epoch(self):
+        table = self.tables["Training: cpu_eigen_omp against PyTorch"]
+        self.assertEqual(cell(table, "mlp", "PyTorch images/s"), "3000")
+        self.assertEqual(cell(table, "mlp", "cpu_eigen_omp / PyTorch"), "1.67×")
+        self.assertEqual(cell(table, "mlp", "PyTorch test accuracy (last epoch)"), "86.00%")
+        self.assertNotIn("lenet", column(table, "model"))  # PyTorch printed no lenet line
+
+    def test_transfer_as_a_share_of_the_step(self):
+        table = self.tables["Training: what a step moves across the bus"]
+        self.assertEqual(cell(table, "gpu_tiled", "transfer µs"), "32.0")
+        self.assertEqual(cell(table, "gpu_tiled", "mlp step ms"), "1.6")
+        self.assertEqual(cell(table, "gpu_tiled", "mlp: transfer share"), "2.0%")
+        self.assertEqual(cell(table, "gpu_naive", "transfer µs"), "—")
+
+    def test_what_one_launch_for_all_tensors_saves(self):
+        table = self.tables["Training: the optimizer step alone"]
+        where = {"optimizer": "adam", "model": "mlp"}
+        self.assertEqual(cell_where(table, "gpu_naive µs", **where), "60.0")
+        self.assertEqual(cell_where(table, "gpu_naive / gpu_tiled", **where), "3.00×")
 
 
 class BadInput(ReportTest):

@@ -1,0 +1,78 @@
+// Trainer: mini-batch training and evaluation of a Sequential classifier (lessons 13 and 14).
+//
+// One step: the batch's images and labels go up to the backend (upload), forward gives the logits,
+// softmax_cross_entropy gives the mean loss (the one number that comes back down) and dlogits,
+// backward fills every parameter's gradient, the optimizer updates the parameters. On a GPU backend
+// everything but the batch and the loss stays in device memory.
+//
+// Each epoch visits the images in an order shuffled from (seed, epoch) alone, so that a run
+// resumed from a checkpoint after epoch e sees exactly the batches an unbroken run would have.
+// The last batch of an epoch may be smaller than the others.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "common/idx.hpp"
+#include "common/nn/optimizer.hpp"
+#include "common/nn/sequential.hpp"
+
+namespace triptych::nn {
+
+struct TrainOptions {
+    std::int64_t batch = 64;
+    std::uint64_t seed = 1;  // of the shuffling
+    // Synchronize after each phase of a step and add its time to EpochResult::phases (costs some
+    // speed on a GPU, where the phases would otherwise overlap with the host's work).
+    bool time_phases = false;
+};
+
+// Seconds spent in each phase of the steps of an epoch (only with TrainOptions::time_phases).
+struct PhaseTimes {
+    double upload = 0;  // host -> backend: the batch's images and labels
+    double forward = 0;
+    double loss = 0;  // softmax_cross_entropy, its loss coming back to the host
+    double backward = 0;
+    double update = 0;  // the optimizer step
+};
+
+struct EpochResult {
+    int epoch = 0;              // counting from 1
+    std::vector<float> losses;  // every step's mean batch loss, in order
+    double mean_loss = 0;       // over the epoch's images
+    double seconds = 0;         // wall time of the training steps
+    double images_per_second = 0;
+    PhaseTimes phases;
+};
+
+// Called after every step: images done so far this epoch, the epoch's total, the step's loss.
+using ProgressCallback = std::function<void(std::int64_t done, std::int64_t total, float loss)>;
+
+class Trainer {
+  public:
+    // `model` and `optimizer` must outlive the trainer and share one backend.
+    Trainer(Sequential& model, Optimizer& optimizer, const TrainOptions& options);
+
+    // One pass over `data` (images of data.rows x data.cols, one channel) in epoch `epoch`'s order.
+    EpochResult train_epoch(const ImageSet& data, int epoch, const ProgressCallback& progress = {});
+    // One step on `count` images (count * rows * cols values) and their labels; returns the loss.
+    float train_step(std::span<const float> images, std::span<const float> labels,
+                     std::int64_t count, std::int64_t rows, std::int64_t cols);
+    // The fraction of `data` whose largest logit is at its label, in batches of `batch`.
+    double accuracy(const ImageSet& data, std::int64_t batch = 1000);
+
+  private:
+    Sequential* model_;
+    Optimizer* optimizer_;
+    TrainOptions options_;
+    Tensor images_, labels_, dlogits_;  // reused from step to step
+    PhaseTimes phases_;
+};
+
+// The order in which epoch `epoch` (from 1) visits `count` items: a permutation of 0..count-1
+// drawn from (seed, epoch) only.
+std::vector<std::int64_t> epoch_order(std::int64_t count, std::uint64_t seed, int epoch);
+
+}  // namespace triptych::nn

@@ -1,0 +1,104 @@
+// The optimizers' update rules, one element at a time: the one place they are written, shared by
+// every variant (cpu_naive runs them in float64 as the reference, cpu_eigen_omp, gpu_naive and
+// gpu_tiled in float32; the variants differ in how they walk the elements, not in the math).
+// Usable from host and device code: under nvcc the functions are __host__ __device__.
+//
+// For a parameter w with gradient g at step t = 1, 2, ... (PyTorch's torch.optim rules):
+//
+//   SGD       g += weight_decay * w
+//             with momentum:  v = momentum * v + g;  g = nesterov ? g + momentum * v : v
+//             w -= lr * g
+//   Adam      g += weight_decay * w            (AdamW instead: w -= lr * weight_decay * w)
+//             m = beta1 * m + (1 - beta1) * g          the gradient's running mean
+//             s = beta2 * s + (1 - beta2) * g^2        its running mean square
+//             w -= lr * (m / (1 - beta1^t)) / (sqrt(s / (1 - beta2^t)) + eps)
+//             (m and s start at 0, so early means are too small; dividing by 1 - beta^t corrects
+//             that bias)
+//   RMSprop   g += weight_decay * w
+//             s = alpha * s + (1 - alpha) * g^2
+//             with momentum:  b = momentum * b + g / (sqrt(s) + eps);  w -= lr * b
+//             else            w -= lr * g / (sqrt(s) + eps)
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "common/ops.hpp"
+
+#if defined(__CUDACC__)
+#define TRIPTYCH_HOST_DEVICE __host__ __device__
+#else
+#define TRIPTYCH_HOST_DEVICE
+#endif
+
+namespace triptych {
+
+// One step's constants, in the precision T the rule runs in. Trivially copyable, so a kernel takes
+// it by value.
+template <typename T>
+struct OptimizerRule {
+    OptimizerKind kind;
+    T lr, weight_decay, momentum, beta1, beta2, alpha, eps;
+    bool nesterov, decoupled_weight_decay;
+    T bias_correction1, bias_correction2;  // 1 - beta1^t and 1 - beta2^t (Adam)
+};
+
+// The rule for step `step` (1 for the first) of `config`.
+template <typename T>
+OptimizerRule<T> optimizer_rule(const OptimizerConfig& config, std::int64_t step) {
+    OptimizerRule<T> rule{};
+    rule.kind = config.kind;
+    rule.lr = T(config.lr);
+    rule.weight_decay = T(config.weight_decay);
+    rule.momentum = T(config.momentum);
+    rule.beta1 = T(config.beta1);
+    rule.beta2 = T(config.beta2);
+    rule.alpha = T(config.alpha);
+    rule.eps = T(config.eps);
+    rule.nesterov = config.nesterov;
+    rule.decoupled_weight_decay = config.decoupled_weight_decay;
+    rule.bias_correction1 = T(1) - T(std::pow(double(config.beta1), double(step)));
+    rule.bias_correction2 = T(1) - T(std::pow(double(config.beta2), double(step)));
+    return rule;
+}
+
+// Updates one parameter element w, given its gradient g, and its state s0, s1 (unused ones are
+// never touched, so they may be dummies): SGD's velocity in s0; Adam's mean in s0 and mean square
+// in s1; RMSprop's mean square in s0 and momentum buffer in s1.
+template <typename T>
+TRIPTYCH_HOST_DEVICE inline void optimizer_update(const OptimizerRule<T>& rule, T& w, T g, T& s0,
+                                                  T& s1) {
+    using std::sqrt;
+    switch (rule.kind) {
+        case OptimizerKind::sgd:
+            g += rule.weight_decay * w;
+            if (rule.momentum != T(0)) {
+                s0 = rule.momentum * s0 + g;
+                g = rule.nesterov ? g + rule.momentum * s0 : s0;
+            }
+            w -= rule.lr * g;
+            return;
+        case OptimizerKind::adam:
+            if (rule.decoupled_weight_decay)
+                w -= rule.lr * rule.weight_decay * w;
+            else
+                g += rule.weight_decay * w;
+            s0 = rule.beta1 * s0 + (T(1) - rule.beta1) * g;
+            s1 = rule.beta2 * s1 + (T(1) - rule.beta2) * g * g;
+            w -= rule.lr * (s0 / rule.bias_correction1) /
+                 (sqrt(s1 / rule.bias_correction2) + rule.eps);
+            return;
+        case OptimizerKind::rmsprop:
+            g += rule.weight_decay * w;
+            s0 = rule.alpha * s0 + (T(1) - rule.alpha) * g * g;
+            if (rule.momentum != T(0)) {
+                s1 = rule.momentum * s1 + g / (sqrt(s0) + rule.eps);
+                w -= rule.lr * s1;
+            } else {
+                w -= rule.lr * g / (sqrt(s0) + rule.eps);
+            }
+            return;
+    }
+}
+
+}  // namespace triptych

@@ -1,0 +1,38 @@
+// gpu_naive optimizer step: SGD, Adam or RMSprop (common/optimizer_rule.hpp has the rules) on the
+// parameter tensors of a model, each updated in place from its gradient, with its state tensors
+// (momentum, running means) kept on the device next to it.
+//
+// version 1: optimizer_step_kernel, one launch per parameter tensor, one thread per element. Each
+// thread runs optimizer_update, the same function cpu_naive runs, on its element. Thread i touches
+// element i of every tensor, so every access is coalesced.
+// The cost is in the launches: a model has many small tensors (LeNet: 10, four of them biases of
+// 6 to 120 elements), and each launch costs a few microseconds of CPU and GPU time whatever it
+// does. gpu/tiled/optimizer.cu (version 2) updates all of them in one launch.
+#include "gpu/runtime/cuda.hpp"
+
+#include "common/optimizer_rule.hpp"
+#include "gpu/naive/elementwise.hpp"
+#include "gpu/naive/ops.hpp"
+
+namespace triptych::gpu_naive {
+namespace {
+
+// w, g (n elements) and the state tensors the rule uses, s0 and s1 (null when it does not).
+__global__ void optimizer_step_kernel(OptimizerRule<float> rule, std::int64_t n, float* w,
+                                      const float* g, float* s0, float* s1) {
+    const std::int64_t i = element_index();
+    if (i >= n) return;
+    float unused = 0.0f;  // stands in for a state tensor the rule never touches
+    optimizer_update(rule, w[i], g[i], s0 != nullptr ? s0[i] : unused,
+                     s1 != nullptr ? s1[i] : unused);
+}
+
+}  // namespace
+
+void optimizer_step(const OptimizerRule<float>& rule, std::int64_t n, float* w, const float* g,
+                    float* s0, float* s1) {
+    gpu::launch(optimizer_step_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, rule, n,
+                w, g, s0, s1);
+}
+
+}  // namespace triptych::gpu_naive

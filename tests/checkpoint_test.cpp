@@ -1,0 +1,287 @@
+// Checkpoints (common/nn/checkpoint.hpp): a save and a load give back every parameter and
+// optimizer state bit for bit, a run resumed from a checkpoint continues the same loss curve, and
+// every damaged or mismatched file is a DataError naming the file and the fault, with the model
+// left as it was.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "common/nn/checkpoint.hpp"
+#include "common/nn/dense.hpp"
+#include "common/nn/flatten.hpp"
+#include "common/nn/models.hpp"
+#include "common/nn/trainer.hpp"
+#include "common/registry.hpp"
+#include "tests/image_sets.hpp"
+#include "tests/seed.hpp"
+#include "tests/variants.hpp"
+
+using namespace triptych;
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+
+const OptimizerConfig adam{.kind = OptimizerKind::adam, .lr = 1e-3f};
+
+// A fresh directory for one test's files, removed with everything in it at the end.
+struct TemporaryDirectory {
+    fs::path path;
+    explicit TemporaryDirectory(const std::string& name)
+        : path(fs::temp_directory_path() / ("triptych-" + name + "-" + std::to_string(::getpid()) +
+                                            "-" + std::to_string(testing::seed()))) {
+        fs::remove_all(path);
+        fs::create_directories(path);
+    }
+    ~TemporaryDirectory() {
+        std::error_code ignored;
+        fs::remove_all(path, ignored);
+    }
+};
+
+std::string read_bytes(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+void write_bytes(const fs::path& path, const std::string& bytes) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// A model, its optimizer and a trainer, on one backend.
+struct Run {
+    std::unique_ptr<nn::Sequential> model;
+    nn::Optimizer optimizer;
+    nn::Trainer trainer;
+
+    Run(const Backend& b, const std::string& name, std::uint64_t seed,
+        const OptimizerConfig& config = adam, std::int64_t batch = 16)
+        : model(nn::make_model(name, b, seed)),
+          optimizer(b, model->parameters(), config),
+          trainer(*model, optimizer, {.batch = batch, .seed = testing::seed()}) {}
+
+    // Every value a checkpoint holds: the parameters, then the optimizer's state.
+    std::vector<std::vector<float>> tensors() {
+        std::vector<std::vector<float>> values;
+        for (const nn::NamedTensor& t : model->named_parameters())
+            values.push_back(model->backend().download(*t.tensor));
+        for (const nn::NamedTensor& t : optimizer.state())
+            values.push_back(model->backend().download(*t.tensor));
+        return values;
+    }
+};
+
+// Equal bit for bit (a NaN equals the same NaN; 0 and -0 differ).
+bool same_bits(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (a[i].size() != b[i].size() ||
+            std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(float)) != 0)
+            return false;
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "A checkpoint saved and loaded into a fresh model and optimizer gives back every "
+    "parameter, every optimizer state and the training state bit for bit, on every variant",
+    "[checkpoint]") {
+    const TemporaryDirectory dir("checkpoint-roundtrip");
+    const ImageSet data = testing::pattern_image_set(8, testing::seed() + 10);
+    testing::for_every_variant([&](const Backend& b) {
+        // Two steps, so that the parameters have moved and Adam's state is not zero.
+        Run trained(b, "lenet", testing::seed(), adam, 4);
+        const nn::EpochResult epoch = trained.trainer.train_epoch(data, 1);
+        const nn::TrainingState saved{.model = "lenet",
+                                      .epochs_done = 1,
+                                      .seed = testing::seed(),
+                                      .batch = 4,
+                                      .loss_curve = epoch.losses};
+        const fs::path path = dir.path / (b.name() + ".ckpt");
+        nn::save_checkpoint(path, saved, *trained.model, trained.optimizer);
+
+        Run fresh(b, "lenet", testing::seed() + 1, adam, 4);  // other weights, zero state
+        REQUIRE_FALSE(same_bits(fresh.tensors(), trained.tensors()));
+        const nn::TrainingState loaded =
+            nn::load_checkpoint(path, "lenet", *fresh.model, fresh.optimizer);
+        INFO(b.name());
+        CHECK(same_bits(fresh.tensors(), trained.tensors()));
+        CHECK(fresh.optimizer.steps_taken() == 2);
+        CHECK(loaded.model == "lenet");
+        CHECK(loaded.epochs_done == 1);
+        CHECK(loaded.seed == testing::seed());
+        CHECK(loaded.batch == 4);
+        CHECK(loaded.loss_curve == epoch.losses);
+    });
+    // The header says what the file holds, in words.
+    const std::string bytes = read_bytes(dir.path / "cpu_naive.ckpt");
+    CHECK_THAT(bytes, Contains("triptych-checkpoint 1\nmodel lenet\noptimizer " + adam.str() +
+                               "\nsteps 2 epochs 1 seed " + std::to_string(testing::seed()) +
+                               " batch 4\ncurve 2\ntensors 30\n0.conv2d.W 6 1 5 5\n"));
+    CHECK_THAT(bytes, Contains("\n9.dense.b.adam_v 10\ndata\n"));
+}
+
+TEST_CASE(
+    "Training 2 epochs straight and 1 epoch, save, load into fresh objects, 1 epoch give the "
+    "same loss curve bit for bit on the CPU variants",
+    "[checkpoint]") {
+    const TemporaryDirectory dir("checkpoint-resume");
+    const ImageSet data = testing::pattern_image_set(96, testing::seed() + 11);  // 6 steps of 16
+    for (const std::string variant : {"cpu_naive", "cpu_eigen_omp"}) {
+        const Backend& b = backend(variant);
+        Run straight(b, "mlp", testing::seed());
+        std::vector<float> straight_curve = straight.trainer.train_epoch(data, 1).losses;
+        const std::vector<float> second = straight.trainer.train_epoch(data, 2).losses;
+        straight_curve.insert(straight_curve.end(), second.begin(), second.end());
+
+        const fs::path path = dir.path / (variant + ".ckpt");
+        {
+            Run first(b, "mlp", testing::seed());
+            const std::vector<float> curve = first.trainer.train_epoch(data, 1).losses;
+            nn::save_checkpoint(path,
+                                {.model = "mlp",
+                                 .epochs_done = 1,
+                                 .seed = testing::seed(),
+                                 .batch = 16,
+                                 .loss_curve = curve},
+                                *first.model, first.optimizer);
+        }
+        Run resumed(b, "mlp", testing::seed() + 1);
+        const nn::TrainingState state =
+            nn::load_checkpoint(path, "mlp", *resumed.model, resumed.optimizer);
+        std::vector<float> resumed_curve = state.loss_curve;
+        const std::vector<float> rest =
+            resumed.trainer.train_epoch(data, state.epochs_done + 1).losses;
+        resumed_curve.insert(resumed_curve.end(), rest.begin(), rest.end());
+        INFO(variant << ", seed " << testing::seed());
+        CHECK(resumed_curve == straight_curve);
+        CHECK(same_bits(resumed.tensors(), straight.tensors()));
+    }
+}
+
+TEST_CASE(
+    "A missing, damaged or mismatched checkpoint is a DataError naming the file and the "
+    "fault, and leaves the model and optimizer unchanged",
+    "[checkpoint][errors]") {
+    const TemporaryDirectory dir("checkpoint-faults");
+    const Backend& b = backend("cpu_naive");
+    const ImageSet data = testing::pattern_image_set(8, testing::seed() + 12);
+    Run saved(b, "mlp", testing::seed(), adam, 4);
+    saved.trainer.train_epoch(data, 1);
+    const fs::path good = dir.path / "good.ckpt";
+    const nn::TrainingState state{
+        .model = "mlp", .epochs_done = 1, .seed = 1, .batch = 4, .loss_curve = {2.5f, 2.25f}};
+    nn::save_checkpoint(good, state, *saved.model, saved.optimizer);
+    const std::string bytes = read_bytes(good);
+
+    // A checkpoint of an MLP with 9 classes instead of 10: the same tensors, one shape off.
+    const fs::path nine_classes = dir.path / "nine-classes.ckpt";
+    {
+        nn::Sequential model(b);
+        model.add<nn::Flatten>();
+        model.add<nn::Dense>(784, 256, Activation::relu);
+        model.add<nn::Dense>(256, 128, Activation::relu);
+        model.add<nn::Dense>(128, 9);
+        nn::Optimizer optimizer(b, model.parameters(), adam);
+        nn::save_checkpoint(nine_classes, state, model, optimizer);
+    }
+    // One written by a lenet.
+    const fs::path lenet = dir.path / "lenet.ckpt";
+    {
+        Run other(b, "lenet", 1);
+        nn::save_checkpoint(lenet, {.model = "mlp"}, *other.model, other.optimizer);
+    }
+
+    struct Fault {
+        std::string what;
+        std::string file_bytes;  // written to the file; empty: use `path` as it is
+        fs::path path;
+        std::string expected;  // in the message
+        std::string model = "mlp";
+        OptimizerConfig optimizer = adam;
+    };
+    std::string version_2 = bytes, flipped = bytes, bad_count = bytes;
+    version_2.replace(0, 21, "triptych-checkpoint 2");
+    flipped[bytes.size() / 2] = char(flipped[bytes.size() / 2] ^ 0x10);
+    bad_count.replace(bad_count.find("tensors 18"), 10, "tensors 1x");
+    const Fault faults[] = {
+        {"a missing file", "", dir.path / "missing.ckpt", "no such file"},
+        {"not a checkpoint", "P5\n28 28\n255\n", {}, "not a triptych checkpoint"},
+        {"another format version",
+         version_2,
+         {},
+         "checkpoint format version 2, this build reads version 1"},
+        {"a file cut inside the header", bytes.substr(0, 40), {}, "ends inside the header"},
+        {"a file cut inside the data", bytes.substr(0, bytes.size() - 100), {}, "truncated"},
+        {"a byte too many", bytes + "x", {}, "bytes to spare"},
+        {"a flipped bit", flipped, {}, "checksum mismatch"},
+        {"a malformed header", bad_count, {}, "header line 6: unexpected 'x'"},
+        {"another model", "", good, "a checkpoint of model 'mlp', not 'lenet'", "lenet"},
+        {"another optimizer", "", good, "saved with optimizer '" + adam.str() + "'", "mlp",
+         OptimizerConfig{.kind = OptimizerKind::sgd, .momentum = 0.9f}},
+        {"a tensor of another shape", "", nine_classes,
+         "tensor 4 is '3.dense.W 9 128', expected '3.dense.W 10 128'"},
+        {"other tensors", "", lenet, "holds 30 tensors, the model and optimizer have 18"},
+    };
+    for (const Fault& fault : faults) {
+        fs::path path = fault.path;
+        if (!fault.file_bytes.empty()) {
+            path = dir.path / "damaged.ckpt";
+            write_bytes(path, fault.file_bytes);
+        }
+        Run target(b, "mlp", testing::seed() + 1, fault.optimizer, 4);
+        target.optimizer.set_steps_taken(5);
+        const std::vector<std::vector<float>> before = target.tensors();
+        INFO(fault.what);
+        CHECK_THROWS_MATCHES(
+            nn::load_checkpoint(path, fault.model, *target.model, target.optimizer), DataError,
+            Catch::Matchers::Predicate<DataError>(
+                [&](const DataError& e) {
+                    const std::string message = e.what();
+                    return message.starts_with(path.string() + ": ") &&
+                           message.find(fault.expected) != std::string::npos;
+                },
+                "names " + path.string() + " and '" + fault.expected + "'"));
+        CHECK(same_bits(target.tensors(), before));
+        CHECK(target.optimizer.steps_taken() == 5);
+    }
+}
+
+TEST_CASE(
+    "save_checkpoint replaces the target only once complete and leaves no temporary file; "
+    "a directory that does not exist is a DataError",
+    "[checkpoint][errors]") {
+    const TemporaryDirectory dir("checkpoint-save");
+    const Backend& b = backend("cpu_naive");
+    const fs::path path = dir.path / "run.ckpt";
+    Run first(b, "mlp", 1), second(b, "mlp", 2);
+    nn::save_checkpoint(path, {.model = "mlp", .seed = 1}, *first.model, first.optimizer);
+    nn::save_checkpoint(path, {.model = "mlp", .seed = 2}, *second.model, second.optimizer);
+    std::vector<fs::path> files;
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir.path))
+        files.push_back(entry.path());
+    CHECK(files == std::vector<fs::path>{path});
+
+    Run loaded(b, "mlp", 3);
+    CHECK(nn::load_checkpoint(path, "mlp", *loaded.model, loaded.optimizer).seed == 2);
+    CHECK(same_bits(loaded.tensors(), second.tensors()));
+
+    const fs::path nowhere = dir.path / "no-such-directory" / "run.ckpt";
+    CHECK_THROWS_MATCHES(
+        nn::save_checkpoint(nowhere, {.model = "mlp"}, *first.model, first.optimizer), DataError,
+        Catch::Matchers::Predicate<DataError>(
+            [&](const DataError& e) {
+                return std::string(e.what()).starts_with(nowhere.string() + ".tmp: cannot create");
+            },
+            "names the temporary file and says it cannot be created"));
+    CHECK_THROWS_AS(
+        nn::save_checkpoint(path, {.model = "two words"}, *first.model, first.optimizer),
+        InvalidArgument);
+}

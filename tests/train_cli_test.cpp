@@ -1,0 +1,181 @@
+// `triptych train` end to end, on the first 256 images of Fashion-MNIST (the default --data,
+// Debian's dataset-fashion-mnist): a bad option fails in one line naming the option and its value;
+// a tiny run writes its whole loss curve as CSV and a PNG chart; a run resumed from its checkpoint
+// continues the same curve; a damaged checkpoint is refused.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/cli.hpp"
+
+using namespace triptych;
+using Catch::Matchers::Contains;
+using testing::run_cli;
+namespace fs = std::filesystem;
+
+namespace {
+
+// 256 images at batch 64: 4 steps an epoch.
+const std::string tiny_run = "train --model mlp --backend cpu_eigen_omp --limit 256 --batch 64";
+constexpr int steps_per_epoch = 4;
+
+struct CurveRow {
+    std::string text;  // the line as written, to compare runs exactly
+    int step, epoch;
+    double loss;
+};
+
+// The rows of a loss curve CSV, after checking its header.
+std::vector<CurveRow> read_curve(const fs::path& csv) {
+    std::ifstream in(csv);
+    REQUIRE(in.good());
+    std::string line;
+    std::getline(in, line);
+    REQUIRE(line == "step,epoch,loss");
+    std::vector<CurveRow> rows;
+    while (std::getline(in, line)) {
+        CurveRow row{line, 0, 0, 0};
+        char comma1 = 0, comma2 = 0;
+        std::istringstream fields(line);
+        fields >> row.step >> comma1 >> row.epoch >> comma2 >> row.loss;
+        INFO(csv.string() << ": " << line);
+        REQUIRE((fields && comma1 == ',' && comma2 == ','));
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+// Whether `rows` are steps 1, 2, ... of `epochs` epochs of steps_per_epoch steps each, with
+// losses that a classifier over 10 classes can have (finite and positive).
+void check_curve(const std::vector<CurveRow>& rows, int epochs) {
+    REQUIRE(rows.size() == std::size_t(epochs * steps_per_epoch));
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        INFO(rows[i].text);
+        CHECK(rows[i].step == int(i) + 1);
+        CHECK(rows[i].epoch == int(i) / steps_per_epoch + 1);
+        CHECK(std::isfinite(rows[i].loss));
+        CHECK(rows[i].loss > 0);
+    }
+}
+
+void check_png(const fs::path& png) {
+    std::ifstream in(png, std::ios::binary);
+    std::string magic(8, '\0');
+    in.read(magic.data(), 8);
+    CHECK(magic == "\x89PNG\r\n\x1a\n");
+    CHECK(fs::file_size(png) > 10'000);  // axes, a curve and labels, not a blank image
+}
+
+std::string quoted(const fs::path& path) {
+    return "'" + path.string() + "'";
+}
+
+}  // namespace
+
+TEST_CASE("`triptych train` refuses a bad option value in one line naming the option and value",
+          "[cli][train]") {
+    struct Case {
+        std::string arguments, option, value;
+    };
+    const std::vector<Case> cases = {
+        {"--epochs 0", "--epochs", "0"},
+        {"--epochs two", "--epochs", "two"},
+        {"--batch 0", "--batch", "0"},
+        {"--batch 6.4", "--batch", "6.4"},
+        {"--model vgg", "--model", "vgg"},
+        {"--backend nope", "--backend", "nope"},
+        {"--optimizer adagrad", "--optimizer", "adagrad"},
+        {"--lr -0.1", "--lr", "-0.1"},
+        {"--lr fast", "--lr", "fast"},
+        {"--seed -1", "--seed", "-1"},
+        {"--limit 0", "--limit", "0"},
+    };
+    for (const Case& c : cases) {
+        INFO("triptych train " << c.arguments);
+        const testing::CliRun run = run_cli("train " + c.arguments);
+        CHECK(run.status != 0);
+        CHECK(testing::one_line(run.stderr_text));
+        CHECK_THAT(run.stderr_text, Contains(c.option) && Contains("'" + c.value + "'"));
+    }
+    const testing::CliRun unknown = run_cli("train --frobnicate");
+    CHECK(unknown.status != 0);
+    CHECK_THAT(unknown.stderr_text, Contains("unknown option '--frobnicate'"));
+    CHECK(run_cli("train --help").status == 0);
+}
+
+TEST_CASE(
+    "a tiny `triptych train` run writes its loss curve as CSV and PNG, and a run resumed "
+    "from its checkpoint continues the same curve",
+    "[cli][train]") {
+    const testing::ScratchDirectory dir("train-cli");
+    const fs::path checkpoint = dir.path / "run.ckpt";
+
+    const testing::CliRun first =
+        run_cli(tiny_run + " --epochs 2 --out " + quoted(dir.path / "first") + " --save " +
+                quoted(checkpoint));
+    REQUIRE(first.status == 0);
+    CHECK(first.stderr_text.empty());  // no progress bar when stderr is not a terminal
+    const std::vector<CurveRow> two_epochs = read_curve(dir.path / "first/mlp_cpu_eigen_omp.csv");
+    check_curve(two_epochs, 2);
+    check_png(dir.path / "first/mlp_cpu_eigen_omp.png");
+    REQUIRE(fs::exists(checkpoint));
+
+    // --epochs counts the checkpoint's two: one more epoch, and the CSV holds all three.
+    const testing::CliRun resumed = run_cli(tiny_run + " --epochs 3 --load " + quoted(checkpoint) +
+                                            " --out " + quoted(dir.path / "resumed"));
+    REQUIRE(resumed.status == 0);
+    const std::vector<CurveRow> three_epochs =
+        read_curve(dir.path / "resumed/mlp_cpu_eigen_omp.csv");
+    check_curve(three_epochs, 3);
+    check_png(dir.path / "resumed/mlp_cpu_eigen_omp.png");
+    for (std::size_t i = 0; i < two_epochs.size(); ++i)
+        CHECK(three_epochs[i].text == two_epochs[i].text);
+
+    // The third epoch is the one an unbroken three-epoch run trains: same weights, optimizer
+    // state and batch order. Tolerance 1e-5 relative: cpu_eigen_omp may split a sum between its
+    // OpenMP threads differently from one process to the next, which moves the last bits.
+    const testing::CliRun unbroken =
+        run_cli(tiny_run + " --epochs 3 --out " + quoted(dir.path / "unbroken"));
+    REQUIRE(unbroken.status == 0);
+    const std::vector<CurveRow> reference = read_curve(dir.path / "unbroken/mlp_cpu_eigen_omp.csv");
+    check_curve(reference, 3);
+    for (std::size_t i = 0; i < reference.size(); ++i) {
+        INFO("step " << i + 1 << ": resumed " << three_epochs[i].loss << ", unbroken "
+                     << reference[i].loss);
+        CHECK(std::abs(three_epochs[i].loss - reference[i].loss) <= 1e-5 * reference[i].loss);
+    }
+}
+
+TEST_CASE("`triptych train --load` refuses a damaged or truncated checkpoint in one line",
+          "[cli][train]") {
+    const testing::ScratchDirectory dir("train-cli");
+    const fs::path good = dir.path / "good.ckpt";
+    REQUIRE(run_cli(tiny_run + " --epochs 1 --out " + quoted(dir.path / "out") + " --save " +
+                    quoted(good))
+                .status == 0);
+    std::ifstream in(good, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    REQUIRE(bytes.size() > 1000);
+
+    std::string flipped = bytes;
+    flipped[flipped.size() / 2] ^= 0x01;  // one bit of a weight: only the checksum can tell
+    const fs::path damaged = dir.path / "damaged.ckpt";
+    std::ofstream(damaged, std::ios::binary) << flipped;
+    const fs::path truncated = dir.path / "truncated.ckpt";
+    std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() - 100);
+
+    for (const fs::path& bad : {damaged, truncated}) {
+        INFO(bad.filename().string());
+        const testing::CliRun run = run_cli(tiny_run + " --epochs 2 --load " + quoted(bad) +
+                                            " --out " + quoted(dir.path / "out"));
+        CHECK(run.status != 0);
+        CHECK(testing::one_line(run.stderr_text));
+        CHECK_THAT(run.stderr_text, Contains(bad.string()));
+    }
+}

@@ -1,0 +1,55 @@
+// What the subcommands share for running other programs and writing their output files:
+//
+//   run_program(command)                 runs a program, Ctrl-C stopping it rather than us
+//   run_python_script("bench/report.py", arguments)
+//                                        runs one of the project's Python scripts with the
+//                                        interpreter the build found (TRIPTYCH_PYTHON); its
+//                                        one-line error becomes a DataError
+//   TemporaryFile file(directory, stem, ".csv"); write file.path(); file.keep_as(target);
+//                                        a file written under a temporary name and renamed over
+//                                        the target only once complete, so an interrupted run
+//                                        never leaves a half-written file where a good one was
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace triptych::tools {
+
+// Runs `command` (command[0] is a path) and returns its exit status (128 + signal if a signal
+// ended it). Its output goes to ours, except file descriptor `capture_fd` (1 or 2) when `captured`
+// is given: that is collected into `captured`; and its stderr is dropped if `quiet`. While it runs
+// we ignore SIGINT and SIGTERM (the child does not), so that Ctrl-C stops the child and we can
+// still clean up.
+int run_program(const std::vector<std::string>& command, int capture_fd = -1,
+                std::string* captured = nullptr, bool quiet = false);
+
+// Runs TRIPTYCH_PYTHON on `script` (a path relative to the source tree, "bench/report.py") with
+// `arguments`. A non-zero exit is a DataError carrying the script's last line of error output (its
+// one-line message, or a traceback's exception line).
+void run_python_script(const std::string& script, const std::vector<std::string>& arguments);
+
+// A temporary file, created empty and removed on destruction unless `keep_as` renamed it.
+class TemporaryFile {
+  public:
+    // `<directory>/.<stem>.tmp-XXXXXX<extension>`, readable as a normal file would be. The
+    // extension stays last, for programs that choose a format by it (matplotlib's savefig).
+    TemporaryFile(const std::filesystem::path& directory, const std::string& stem,
+                  const std::string& extension);
+    ~TemporaryFile();
+    TemporaryFile(const TemporaryFile&) = delete;
+    TemporaryFile& operator=(const TemporaryFile&) = delete;
+
+    const std::filesystem::path& path() const { return path_; }
+    // Renames the file to `target` (in the same directory, so the rename is atomic).
+    void keep_as(const std::filesystem::path& target);
+
+  private:
+    std::filesystem::path path_;
+};
+
+// The directory `file` would be written in; InvalidArgument if it does not exist.
+std::filesystem::path parent_of(const std::filesystem::path& file);
+
+}  // namespace triptych::tools
