@@ -10,6 +10,7 @@
 //   lesson_13_training_mlp [SEED]
 #include <cstdio>
 #include <exception>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,11 +30,19 @@ constexpr std::int64_t batch = 32, steps = 30;
 // The steps whose loss the table shows (counting from 1).
 const std::vector<std::size_t> shown_steps{1, 2, 5, 10, 20, 30};
 
-// Float32 sums taken in another order (a blocked GEMM, a tree reduction on a GPU) round
-// differently, by about 1e-7 of the result; training feeds each step's weights into the next, so
-// those differences grow, but over 30 steps they stay below 1e-4 of the loss. A real bug (a wrong
-// gradient, a skipped update) moves the loss by 1e-2 or more within a few steps.
-const Tolerance curve_tolerance{.rtol = 1e-3, .atol = 1e-4};
+// The first loss comes before any update: the same model on the same batch, so only the forward
+// pass's rounding differs (a few float32 ulps of a loss near 2.3). A wrong layer, initialisation
+// or batch order is off by 1e-2 or more.
+const Tolerance first_step_tolerance{.rtol = 1e-5, .atol = 1e-6};
+// After that, float32 sums taken in another order (a blocked GEMM, a tree reduction on a GPU)
+// usually keep the curves within 1e-6 of each other. But now and then a ReLU input lies within
+// rounding of 0 and takes the other branch on one variant: one gradient element differs by its
+// own size, Adam turns that into a full-size step, and from there on the two runs are two equally
+// valid trainings that drift apart (tests/training_test.cpp measured 1e-3 to 2e-2 by step 50 in
+// 5 of 112 runs). So the later steps are held to the same 0.1 as that test: loose enough for a
+// drift, tight enough to catch a training that does not learn (a skipped update leaves the loss
+// near 2.3 while cpu_naive's falls below 1) or diverges. The table shows the real difference.
+const Tolerance curve_tolerance{.rtol = 0.0, .atol = 0.1};
 
 struct Curve {
     std::vector<float> losses;  // one per step
@@ -94,7 +103,11 @@ int main(int argc, char** argv) {
             try {
                 const Curve curve = train(b, data, seed);
                 check::CaseResult result;
+                const Comparison first = compare(std::span(curve.losses).first(1),
+                                                 std::span(expected).first(1),
+                                                 first_step_tolerance);
                 result.comparison = compare(curve.losses, expected, curve_tolerance);
+                result.comparison.passed = result.comparison.passed && first.passed;
                 print_row(b, curve, lessons::verdict(result));
                 all_passed = all_passed && result.comparison.passed;
             } catch (const Unsupported& e) {  // a variant that lacks an op the mlp needs
@@ -107,9 +120,10 @@ int main(int argc, char** argv) {
         }
         if (any_simulated) lessons::simulator_footnote();
         std::printf(
-            "Tolerance: %g relative, %g absolute, on every one of the %lld losses; the time is "
-            "one\nstep's share of the epoch (upload, forward, loss, backward, Adam update).\n",
-            curve_tolerance.rtol, curve_tolerance.atol, (long long)steps);
+            "Tolerance: %g relative on the first loss, %g absolute on every one of the %lld (see\n"
+            "curve_tolerance in main.cpp); the time is one step's share of the epoch (upload,\n"
+            "forward, loss, backward, Adam update).\n",
+            first_step_tolerance.rtol, curve_tolerance.atol, (long long)steps);
         std::puts(all_passed ? "\nevery variant follows cpu_naive's loss curve"
                              : "\nFAILED: some variant's loss curve departs from cpu_naive's");
         return all_passed ? 0 : 1;
