@@ -14,6 +14,7 @@
 #include "common/backend.hpp"
 #include "common/errors.hpp"
 #include "common/random.hpp"
+#include "common/registry.hpp"
 
 namespace triptych::lessons {
 
@@ -102,6 +103,20 @@ inline std::string rate_text(double flops, double seconds, DeviceKind kind) {
 // "PASS" or "FAIL", then how far the output is from the float64 reference.
 inline std::string verdict(const check::CaseResult& r) {
     return std::string(r.comparison.passed ? "PASS  " : "FAIL  ") + r.comparison.describe();
+}
+
+// Whether any registered variant runs on the CUDA simulator. If one does, prints the warning that
+// its times are CPU times, followed by `more` (the lesson's own lines, each starting "!!! ").
+inline bool warn_if_simulated(const char* more = "") {
+    bool any_simulated = false;
+    for (const std::string& name : backend_names())
+        any_simulated = any_simulated || backend(name).device_kind() == DeviceKind::Simulator;
+    if (any_simulated)
+        std::printf(
+            "\n!!! The GPU variants run on the CUDA simulator, i.e. on the CPU. Their\n"
+            "!!! times below are CPU SIMULATOR TIMES, NOT GPU TIMES.\n%s",
+            more);
+    return any_simulated;
 }
 
 inline void simulator_footnote() {

@@ -132,15 +132,9 @@ int main(int argc, char** argv) {
         for (const Named& c : configs)
             std::printf("  %-18s %s\n", c.label.c_str(), c.config.str().c_str());
 
-        bool any_simulated = false;
-        for (const std::string& name : backend_names())
-            any_simulated = any_simulated || backend(name).device_kind() == DeviceKind::Simulator;
-        if (any_simulated)
-            std::puts(
-                "\n!!! The GPU variants run on the CUDA simulator, i.e. on the CPU. Their\n"
-                "!!! times below are CPU SIMULATOR TIMES, NOT GPU TIMES: they do not show what\n"
-                "!!! one launch instead of ten saves on a GPU. GPU figures come from\n"
-                "!!! `triptych report` on a GPU.");
+        const bool any_simulated = lessons::warn_if_simulated(
+            "!!! They do not show what one launch instead of ten saves on a GPU. GPU figures\n"
+            "!!! come from `triptych report` on a GPU.\n");
 
         std::printf("\n%-18s %-14s %-28s %11s %8s  %s\n", "optimizer", "variant", "device",
                     "time/step", "GB/s", "vs float64 reference");

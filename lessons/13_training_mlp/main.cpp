@@ -79,13 +79,7 @@ int main(int argc, char** argv) {
             (long long)batch, (long long)steps, (long long)data.count,
             files.train_images.parent_path().c_str(), (unsigned long long)seed);
 
-        bool any_simulated = false;
-        for (const std::string& name : backend_names())
-            any_simulated = any_simulated || backend(name).device_kind() == DeviceKind::Simulator;
-        if (any_simulated)
-            std::puts(
-                "\n!!! The GPU variants run on the CUDA simulator, i.e. on the CPU. Their\n"
-                "!!! times below are CPU SIMULATOR TIMES, NOT GPU TIMES.");
+        const bool any_simulated = lessons::warn_if_simulated();
 
         std::printf("\n%-14s %-28s", "variant", "device");
         for (std::size_t step : shown_steps)

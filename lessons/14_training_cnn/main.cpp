@@ -149,13 +149,12 @@ int main(int argc, char** argv) {
             (long long)batch, (long long)timed_steps, (unsigned long long)seed);
 
         std::vector<Profile> profiles;
-        bool all_passed = true, any_simulated = false;
+        bool all_passed = true;
         std::vector<std::string> not_run;
         for (const std::string& name : backend_names()) {
             const Backend& b = backend(name);
             try {
                 profiles.push_back(profile(b, warm_up, timed, seed));
-                any_simulated = any_simulated || b.device_kind() == DeviceKind::Simulator;
             } catch (const Unsupported& e) {  // a variant that lacks an op LeNet needs
                 not_run.push_back(name + ": not implemented: " + e.what());
             } catch (const std::exception& e) {
@@ -165,10 +164,7 @@ int main(int argc, char** argv) {
         }
         if (profiles.empty() || profiles.front().variant != "cpu_naive")
             throw Error("cpu_naive, the reference, did not run");
-        if (any_simulated)
-            std::puts(
-                "\n!!! The GPU variants run on the CUDA simulator, i.e. on the CPU. Their\n"
-                "!!! times below are CPU SIMULATOR TIMES, NOT GPU TIMES.");
+        const bool any_simulated = lessons::warn_if_simulated();
 
         std::printf("\n%-14s %-28s %11s %11s %11s %11s %11s %11s  %s\n", "variant", "device",
                     "step", "upload", "forward", "loss", "backward", "update",
