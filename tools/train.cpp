@@ -392,8 +392,7 @@ int train_main(const Args& args) {
     const std::int64_t first = std::min(s.batch, data.train.count);
     model->forward(b.upload(Shape{first, 1, data.train.rows, data.train.cols},
                             std::span(data.train.images).first(std::size_t(first * pixels))));
-    std::printf("%s on %s (%s)\n%3s  %-44s %-18s %10s\n%s", s.model.c_str(), b.name().c_str(),
-                b.device().c_str(), "", "layer", "output shape", "parameters",
+    std::printf("%s on %s (%s)\n%s", s.model.c_str(), b.name().c_str(), b.device().c_str(),
                 model->summary().c_str());
     std::printf("optimizer %s, batch %lld, seed %llu\n", s.optimizer.str().c_str(),
                 (long long)s.batch, (unsigned long long)s.seed);
