@@ -488,8 +488,10 @@ std::vector<CaseResult> run_avg_pool2d(const Backend& b, const std::string& text
 // filters; a non-square 3x5 filter on C = 1, K = 1; stride 2, and 3 by 2 with a 5x4 filter;
 // padding 2 on a 3x3 filter (more than half); an 8x7 filter as large as the padded 6x5 input;
 // stride 3 without padding; batch 1 and 7; C = 1 and 3; sizes off every tile (13, 17, 19, 23,
-// 33); 67 filters over C R S = 144 (im2col's GEMM spans several tiles each way, none full); then
-// LeNet-5's two convolutions at batch 64. Pools: LeNet's 2x2 stride 2 at batch 7 and
+// 33); 67 filters over C R S = 144 (im2col's GEMM spans several tiles each way, none full); 17
+// channels into 19 at stride 1 with a 3x2 filter padded by 3 and 2, more than the filter minus
+// one (cpu_eigen_omp's shifted-GEMM im2col crops dy's padding in backward_data), at batch 7
+// (backward_weights' chunks of 4 images, the last one short); then LeNet-5's two convolutions at batch 64. Pools: LeNet's 2x2 stride 2 at batch 7 and
 // 64, overlapping 3x3 stride 2 windows with and without padding, a 2x3 window, padding of half a
 // 5x4 window, one window over the whole input, 3x3 stride 3 dropping a leftover row, batch 1.
 std::vector<OpCheck> conv_and_pool_op_checks() {
@@ -504,8 +506,8 @@ std::vector<OpCheck> conv_and_pool_op_checks() {
          "N,C,H,W,K,R,S[,STRIDE,PAD] or N,C,H,W,K,R,S,STRIDE_H,STRIDE_W,PAD_H,PAD_W",
          {"1,1,1,1,1,1,1", "7,3,13,17,5,1,1", "1,1,13,15,1,3,5,1,1,1,2", "2,3,17,19,4,3,3,2,1",
           "3,2,23,20,3,5,4,3,2,2,1", "2,4,7,9,3,3,3,1,2", "3,2,6,5,4,8,7,1,1",
-          "7,5,33,17,7,3,3,3,0", "2,16,11,13,67,3,3,1,1", "64,1,28,28,6,5,5,1,2",
-          "64,6,14,14,16,5,5,1,0"},
+          "7,5,33,17,7,3,3,3,0", "2,16,11,13,67,3,3,1,1", "7,17,9,11,19,3,2,1,1,3,2",
+          "64,1,28,28,6,5,5,1,2", "64,6,14,14,16,5,5,1,0"},
          run_conv2d},
         {"max_pool2d", pool_syntax, pools, run_max_pool2d},
         {"avg_pool2d", pool_syntax, pools, run_avg_pool2d},

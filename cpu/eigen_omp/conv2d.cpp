@@ -25,6 +25,8 @@
 //            1.5/1.2 ms, 4 MiB 1.4-2.4/1.6-2.1 ms, the whole batch (5 MB) 1.9-2.5/2.1 ms.
 //            The GEMM's layout (K, images*P*Q) differs from y's (images, K, P*Q), so y and dy
 //            are reordered on the way in and out (a pass over y, small next to the GEMM).
+//            With stride 1 and 16 channels or more in and out, col is not built at all:
+//            conv_shifted.cpp reads each tap's rows of col straight out of the padded image.
 //   fft      conv_fft.cpp.
 // db, the same for every algorithm, is the sum of each dy[:, k] plane.
 #include <algorithm>
@@ -34,6 +36,7 @@
 #include "common/math.hpp"
 #include "cpu/eigen_omp/conv_direct.hpp"
 #include "cpu/eigen_omp/conv_fft.hpp"
+#include "cpu/eigen_omp/conv_shifted.hpp"
 #include "cpu/eigen_omp/eigen.hpp"
 #include "cpu/eigen_omp/ops.hpp"
 
@@ -249,7 +252,8 @@ void conv2d_forward(const Conv2dShape& s, ConvAlgorithm algorithm, const float* 
         case ConvAlgorithm::direct:
             return conv2d_forward_direct(s, x, w, b, y);
         case ConvAlgorithm::im2col:
-            return forward_im2col(s, x, w, b, y);
+            return shifted_gemm_fits(s) ? conv2d_forward_shifted(s, x, w, b, y)
+                                        : forward_im2col(s, x, w, b, y);
         case ConvAlgorithm::fft:
             return conv2d_forward_fft(s, x, w, b, y);
     }
@@ -261,7 +265,8 @@ void conv2d_backward_data(const Conv2dShape& s, ConvAlgorithm algorithm, const f
         case ConvAlgorithm::direct:
             return conv2d_backward_data_direct(s, dy, w, dx);
         case ConvAlgorithm::im2col:
-            return backward_data_im2col(s, dy, w, dx);
+            return shifted_gemm_fits(s) ? conv2d_backward_data_shifted(s, dy, w, dx)
+                                        : backward_data_im2col(s, dy, w, dx);
         case ConvAlgorithm::fft:
             return conv2d_backward_data_fft(s, dy, w, dx);
     }
@@ -274,7 +279,8 @@ void conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm algorithm, cons
         case ConvAlgorithm::direct:
             return conv2d_backward_weights_direct(s, x, dy, dw);
         case ConvAlgorithm::im2col:
-            return backward_weights_im2col(s, x, dy, dw);
+            return shifted_gemm_fits(s) ? conv2d_backward_weights_shifted(s, x, dy, dw)
+                                        : backward_weights_im2col(s, x, dy, dw);
         case ConvAlgorithm::fft:
             return conv2d_backward_weights_fft(s, x, dy, dw);
     }

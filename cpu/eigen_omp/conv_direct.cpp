@@ -16,7 +16,7 @@
 // have no bounds checks.
 //
 //   forward          correlate_batch: y[n] = b + x[n] padded by (pad_h, pad_w), correlated with
-//                    the filters; OpenMP over images.
+//                    the filters; OpenMP over batches of images (for_each_batch).
 //   backward_data    the same: dx[n] is dy[n] correlated with the filters flipped
 //                    (r -> R-1-r, t -> S-1-t) and transposed (C outputs from K inputs), dy spread
 //                    out by the stride (stride-1 zeros between its values) and padded by
@@ -51,26 +51,7 @@
 #include "cpu/eigen_omp/parallel.hpp"
 
 namespace triptych::cpu_eigen_omp {
-namespace {
 
-// 16 floats: one AVX-512 register (Eigen uses two AVX or four SSE registers where there is none).
-constexpr std::int64_t lanes = 16;
-using Vec = Eigen::Array<float, lanes, 1>;
-
-std::unique_ptr<float[]> scratch(std::int64_t floats) {
-    return std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(floats));
-}
-
-// --- zero-padded copies ----------------------------------------------------------------------
-
-// Where an (H, W) plane goes in a zero-padded (rows, cols) plane: element (h, w) at
-// (top + h*step_h, left + w*step_w). Elements that fall outside are dropped; top and left may be
-// negative.
-struct Placement {
-    std::int64_t top, left, step_h, step_w;
-};
-
-// dst (channels, rows, cols) = the planes of src (channels, H, W) placed `at`, zeros elsewhere.
 void place_padded(const float* src, std::int64_t channels, std::int64_t H, std::int64_t W,
                   Placement at, float* dst, std::int64_t rows, std::int64_t cols) {
     // The columns w that land inside: 0 <= left + w*step_w < cols.
@@ -86,6 +67,16 @@ void place_padded(const float* src, std::int64_t channels, std::int64_t H, std::
             float* out = dst + (c * rows + row) * cols;
             for (std::int64_t w = w_begin; w < w_end; ++w) out[at.left + w * at.step_w] = in[w];
         }
+}
+
+namespace {
+
+// 16 floats: one AVX-512 register (Eigen uses two AVX or four SSE registers where there is none).
+constexpr std::int64_t lanes = 16;
+using Vec = Eigen::Array<float, lanes, 1>;
+
+std::unique_ptr<float[]> scratch(std::int64_t floats) {
+    return std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(floats));
 }
 
 // --- forward and backward_data: correlate_batch ----------------------------------------------
@@ -307,7 +298,7 @@ Correlation plan(std::int64_t in_channels, std::int64_t out_channels, std::int64
 }
 
 // out (N, out_channels, P, Q) = bias + the correlation of every image of in (N, in_channels,
-// H, W), placed `at` in g's padded plane. OpenMP over images; each thread pads one image at a
+// H, W), placed `at` in g's padded plane. OpenMP over batches of images; each thread pads one image at a
 // time into its own scratch.
 void correlate_batch(const Correlation& g, std::int64_t N, const float* in, std::int64_t H,
                      std::int64_t W, Placement at, const float* filters, const float* bias,
@@ -315,7 +306,7 @@ void correlate_batch(const Correlation& g, std::int64_t N, const float* in, std:
     const std::int64_t image_size = g.in_channels * g.rows * g.cols;
     const std::int64_t out_size = g.out_channels * g.P * g.Q;
     const std::int64_t multiply_adds = out_size * g.in_channels * g.R * g.S;
-    for_each_slice(N, multiply_adds, [&](std::int64_t begin, std::int64_t count) {
+    for_each_batch(N, multiply_adds, [&](std::int64_t begin, std::int64_t count) {
         const auto image = scratch(image_size);
         const auto flat_out = scratch(g.out_channels * g.flat);
         for (std::int64_t n = begin; n < begin + count; ++n) {
@@ -472,7 +463,7 @@ void conv2d_backward_weights_direct(const Conv2dShape& s, const float* x, const 
     const std::int64_t chunks = ceil_div(s.N, per_chunk);
     const auto partials = scratch(chunks * filter_size);
     const std::int64_t multiply_adds = per_chunk * P * Q * out_lanes * s.C * s.R * s.S;
-    for_each_slice(chunks, multiply_adds, [&](std::int64_t begin, std::int64_t count) {
+    for_each_batch(chunks, multiply_adds, [&](std::int64_t begin, std::int64_t count) {
         const auto images = scratch(per_chunk * s.C * rows * cols);
         const auto gradients = scratch(per_chunk * P * Q * out_lanes);
         for (std::int64_t chunk = begin; chunk < begin + count; ++chunk) {

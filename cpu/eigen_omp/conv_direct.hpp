@@ -7,6 +7,18 @@
 
 namespace triptych::cpu_eigen_omp {
 
+// Where an (H, W) plane goes in a zero-padded (rows, cols) plane: element (h, w) at
+// (top + h*step_h, left + w*step_w). Elements that fall outside are dropped; top and left may be
+// negative.
+struct Placement {
+    std::int64_t top, left, step_h, step_w;
+};
+
+// dst (channels, rows, cols) = the planes of src (channels, H, W) placed `at`, zeros elsewhere.
+// The direct and the shifted-GEMM (conv_shifted.cpp) passes read their inputs padded this way.
+void place_padded(const float* src, std::int64_t channels, std::int64_t H, std::int64_t W,
+                  Placement at, float* dst, std::int64_t rows, std::int64_t cols);
+
 void conv2d_forward_direct(const Conv2dShape& s, const float* x, const float* w, const float* b,
                            float* y);
 void conv2d_backward_data_direct(const Conv2dShape& s, const float* dy, const float* w, float* dx);

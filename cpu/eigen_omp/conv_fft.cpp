@@ -234,11 +234,11 @@ class PlaneFft {
     std::vector<Complex> inverse_columns_;  // the column inverses, (half, Fh)
 };
 
-// The spectra of `count` planes placed at `at`, one after the other. OpenMP over planes.
+// The spectra of `count` planes placed at `at`, one after the other. OpenMP over batches of planes.
 Spectra transform(const FftGrid& grid, std::int64_t count, const float* planes, const Placement& at,
                   Role role) {
     Spectra spectra(grid, count, role);
-    for_each_slice(count, grid.spectrum_size(), [&](std::int64_t begin, std::int64_t n) {
+    for_each_batch(count, grid.spectrum_size(), [&](std::int64_t begin, std::int64_t n) {
         PlaneFft fft(grid, at);
         for (std::int64_t i = begin; i < begin + n; ++i)
             fft.forward(planes + i * at.rows * at.cols, spectra, i);
@@ -263,15 +263,19 @@ ComplexMatrix dft_matrix(std::int64_t frequencies, std::int64_t points, std::int
 // of the file): rows = w (count*R, S) * row DFT (S, half), column-major, is already the
 // (R, half*count) matrix whose column j*count + i holds column j of filter i's R row transforms;
 // the column DFT (Fh, R) times it is the Spectra matrix. Eigen threads the first product with
-// OpenMP (float times complex: its own GEMM), the BLAS the second.
+// OpenMP (float times complex: its own GEMM); the second is cut into one panel of columns per
+// OpenMP thread, each a single-threaded product (the BLAS keeps to one thread, gemm.cpp).
 Spectra filter_transform(const FftGrid& grid, const Conv2dShape& s, std::int64_t count,
                          const float* w, Role role) {
     Spectra spectra(grid, count, role);
     const ComplexMatrix rows = Eigen::Map<const RowMajorMatrix>(w, count * s.R, s.S) *
                                dft_matrix(grid.half, s.S, grid.Fw).transpose();
-    spectra.matrix().noalias() =
-        dft_matrix(grid.Fh, s.R, grid.Fh) *
-        Eigen::Map<const ComplexMatrix>(rows.data(), s.R, grid.half * count);
+    const Eigen::Map<const ComplexMatrix> row_spectra(rows.data(), s.R, grid.half * count);
+    const ComplexMatrix column_dft = dft_matrix(grid.Fh, s.R, grid.Fh);
+    for_each_slice(grid.half * count, grid.Fh * s.R, [&](std::int64_t begin, std::int64_t n) {
+        spectra.matrix().middleCols(begin, n).noalias() =
+            column_dft * row_spectra.middleCols(begin, n);
+    });
     return spectra;
 }
 
@@ -292,7 +296,7 @@ void filter_inverse(const FftGrid& grid, const Conv2dShape& s, const Spectra& Z,
 
 // The channel sum of a pass, at every frequency, for a < A, b < B, s < S:
 //   Z(z_index(a, b)) = sum_s P(p_index(a, s)) * Q(q_index(b, s)),  Q conjugated if conjugate_q.
-// OpenMP over spectrum columns: a thread sweeps one column of every plane of P, Q and Z (for the
+// OpenMP over batches of spectrum columns: a thread sweeps one column of every plane of P, Q and Z (for the
 // 11x11 bench layer 80 + 160 + 80 KB, in L2) before the next.
 template <bool conjugate_q, typename ZIndex, typename PIndex, typename QIndex>
 Spectra channel_sum(const FftGrid& grid, std::int64_t A, std::int64_t B, std::int64_t S,
@@ -305,7 +309,7 @@ Spectra channel_sum(const FftGrid& grid, std::int64_t A, std::int64_t B, std::in
         else
             return p * q;
     };
-    for_each_slice(grid.half, 2 * A * B * S * grid.Fh, [&](std::int64_t begin, std::int64_t n) {
+    for_each_batch(grid.half, 2 * A * B * S * grid.Fh, [&](std::int64_t begin, std::int64_t n) {
         for (std::int64_t j = begin; j < begin + n; ++j) {
             const auto column = [&](const Spectra& spectra, std::int64_t plane) {
                 return Eigen::Map<const ComplexArray>(spectra.column(j, plane), grid.Fh);
@@ -322,10 +326,11 @@ Spectra channel_sum(const FftGrid& grid, std::int64_t A, std::int64_t B, std::in
     return Z;
 }
 
-// `out` = the inverse transforms of every plane of Z, read where `at` says. OpenMP over planes.
+// `out` = the inverse transforms of every plane of Z, read where `at` says. OpenMP over batches of
+// planes.
 void inverse_transform(const FftGrid& grid, const Spectra& Z, const Placement& at, float* out) {
     const std::int64_t plane_size = at.rows * at.cols;
-    for_each_slice(Z.count(), grid.spectrum_size(), [&](std::int64_t begin, std::int64_t n) {
+    for_each_batch(Z.count(), grid.spectrum_size(), [&](std::int64_t begin, std::int64_t n) {
         PlaneFft fft(grid, at);
         for (std::int64_t i = begin; i < begin + n; ++i) fft.inverse(Z, i, out + i * plane_size);
     });

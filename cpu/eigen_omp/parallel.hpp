@@ -1,7 +1,11 @@
-// How cpu_eigen_omp shares work among its OpenMP threads, in two patterns:
+// How cpu_eigen_omp shares work among its OpenMP threads, in three patterns:
 //
 //   for_each_slice       one contiguous slice of the items per thread (elementwise ops: items are
 //                        elements; row-wise ops: items are rows). Eigen vectorises each slice.
+//   for_each_batch       the items in small batches, handed to whichever thread is free next
+//                        (large independent items: a convolution's images or planes). A thread
+//                        slowed by other work on its core then takes fewer batches instead of
+//                        holding everyone up, as a fixed half of the work would.
 //   sum_in_fixed_chunks  a parallel sum whose bits do not depend on the number of threads: the
 //                        items are cut into chunks whose size depends only on the problem, each
 //                        chunk's partial sum lands in its own slot, and the slots are added in
@@ -43,6 +47,22 @@ void for_each_slice(std::int64_t items, std::int64_t item_size, Body body) {
         const std::int64_t begin = items * t / threads;
         const std::int64_t end = items * (t + 1) / threads;
         if (end > begin) body(begin, end - begin);
+    }
+}
+
+// Runs body(begin, count) over `items` items of `item_size` floats each, in batches of about a
+// quarter of an even share per thread, taken by the threads as they become free
+// (schedule(dynamic)). Each item must be computed the same whichever thread takes it; body may
+// set up per-call scratch, reused across its batch.
+template <typename Body>
+void for_each_batch(std::int64_t items, std::int64_t item_size, Body body) {
+#pragma omp parallel if (worth_threads(items * item_size))
+    {
+        const std::int64_t batch =
+            std::max<std::int64_t>(1, items / (4 * std::int64_t{omp_get_num_threads()}));
+#pragma omp for schedule(dynamic)
+        for (std::int64_t begin = 0; begin < items; begin += batch)
+            body(begin, std::min(batch, items - begin));
     }
 }
 
