@@ -5,7 +5,9 @@
 // often each input is copied into it. Then prints the memory im2col costs (the col matrix is
 // about R*S / stride^2 times the input) and the GEMM each pass becomes, for a few layers. Then runs
 // the three conv2d passes by the direct and the im2col algorithm on every variant that has them,
-// each checked against the float64 reference, with its time. Exits 1 if any variant is wrong.
+// each checked against the float64 reference, with its time: lesson 08's two layers, and a
+// 16-channel 3x3 layer at stride 1, for which cpu_eigen_omp's im2col builds no col (the shifted
+// form). Exits 1 if any variant is wrong.
 //
 //   lesson_09_conv_im2col [SEED]
 #include <algorithm>
@@ -16,6 +18,7 @@
 
 #include "common/errors.hpp"
 #include "common/registry.hpp"
+#include "cpu/eigen_omp/conv_shifted.hpp"
 #include "lessons/08_conv_direct/conv_passes.hpp"
 #include "lessons/lesson.hpp"
 
@@ -124,7 +127,20 @@ int main(int argc, char** argv) {
     try {
         const std::uint64_t seed = lessons::seed_from_args(argc, argv);
         // The table's layers and the counted ones, as in lesson 08, and VGG-16's second layer.
-        const std::vector<Layer> layers = lessons::table_layers();
+        const std::vector<Layer> layers = [] {
+            std::vector<Layer> run = lessons::table_layers();
+            run.push_back({"deep",
+                           {.N = 2,
+                            .C = 16,
+                            .H = 14,
+                            .W = 14,
+                            .K = 16,
+                            .R = 3,
+                            .S = 3,
+                            .pad_h = 1,
+                            .pad_w = 1}});
+            return run;
+        }();
         const std::vector<Layer> counted = [] {
             std::vector<Layer> all = lessons::counted_layers();
             all.push_back({"vgg",
@@ -173,6 +189,15 @@ int main(int argc, char** argv) {
             std::printf("  %-14s %s\n", name.c_str(), list.c_str());
             any_simulated = any_simulated || b.device_kind() == DeviceKind::Simulator;
         }
+        std::puts(
+            "\ncpu_eigen_omp's im2col builds col only where it must: at stride 1 with 16 channels\n"
+            "or more in and out it multiplies shifted views of the padded image instead\n"
+            "(cpu_eigen_omp::shifted_gemm_fits, the README's shifted form):");
+        for (const Layer& layer : layers)
+            std::printf("  %-6s %s\n", layer.name,
+                        cpu_eigen_omp::shifted_gemm_fits(layer.shape)
+                            ? "shifted: one GEMM per filter tap, no col"
+                            : "explicit: im2col, then one GEMM");
         if (any_simulated)
             std::puts(
                 "\n!!! The GPU variants run on the CUDA simulator, i.e. on the CPU. Their\n"
