@@ -1,49 +1,12 @@
 #include "common/idx.hpp"
 
-#include <zlib.h>
-
-#include <cerrno>
-#include <cstring>
-#include <memory>
-
-#include "common/errors.hpp"
+#include "common/files.hpp"
 
 namespace triptych {
 namespace {
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
-    throw DataError(path.string() + ": " + what);
-}
-
-// Every byte of the file, through zlib's gzread, which passes plain files through unchanged and
-// inflates gzip ones. A damaged or truncated gzip stream is an error, not a short read.
-std::vector<std::uint8_t> read_bytes(const std::filesystem::path& path) {
-    std::error_code ec;
-    const std::filesystem::file_status status = std::filesystem::status(path, ec);
-    if (!std::filesystem::exists(status)) fail(path, "no such file");
-    if (!std::filesystem::is_regular_file(status)) fail(path, "not a regular file");
-    struct Closer {
-        void operator()(gzFile f) const { gzclose(f); }
-    };
-    std::unique_ptr<gzFile_s, Closer> file(gzopen(path.c_str(), "rb"));
-    if (!file) fail(path, std::string("cannot open: ") + std::strerror(errno));
-    std::vector<std::uint8_t> bytes;
-    std::uint8_t chunk[1 << 16];
-    for (;;) {
-        const int n = gzread(file.get(), chunk, sizeof chunk);
-        if (n < 0) {
-            int code = 0;
-            const char* message = gzerror(file.get(), &code);
-            fail(path, std::string("cannot read (damaged gzip data?): ") + message);
-        }
-        if (n == 0) break;
-        bytes.insert(bytes.end(), chunk, chunk + n);
-    }
-    // gzread stops quietly at a gzip stream that ends early; zlib flags it as Z_BUF_ERROR.
-    int code = Z_OK;
-    gzerror(file.get(), &code);
-    if (code != Z_OK) fail(path, "the gzip data ends early (truncated file)");
-    return bytes;
+    fail_reading(path, what);
 }
 
 std::uint32_t big_endian(const std::uint8_t* p) {
@@ -60,7 +23,7 @@ std::string dims_text(const std::vector<std::int64_t>& dims) {
 }  // namespace
 
 IdxArray read_idx(const std::filesystem::path& path) {
-    const std::vector<std::uint8_t> bytes = read_bytes(path);
+    const std::vector<std::uint8_t> bytes = read_whole_file(path);
     if (bytes.size() < 4)
         fail(path, "too short for an IDX header (" + std::to_string(bytes.size()) + " bytes)");
     if (bytes[0] != 0 || bytes[1] != 0 || bytes[2] != 0x08)

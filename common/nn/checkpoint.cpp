@@ -6,10 +6,10 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <sstream>
 
 #include "common/errors.hpp"
+#include "common/files.hpp"
 
 namespace triptych::nn {
 
@@ -19,7 +19,7 @@ constexpr const char* magic = "triptych-checkpoint";
 constexpr int format_version = 1;
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
-    throw DataError(path.string() + ": " + what);
+    fail_reading(path, what);
 }
 
 // Every tensor a checkpoint holds, in file order: the model's parameters, then the optimizer's
@@ -63,18 +63,6 @@ std::vector<float> read_floats(const char* p, std::int64_t count) {
         p += 4;
     }
     return values;
-}
-
-std::string read_file(const std::filesystem::path& path) {
-    std::error_code ec;
-    const std::filesystem::file_status status = std::filesystem::status(path, ec);
-    if (!std::filesystem::exists(status)) fail(path, "no such file");
-    if (!std::filesystem::is_regular_file(status)) fail(path, "not a regular file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(path, std::string("cannot open: ") + std::strerror(errno));
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) fail(path, std::string("cannot read: ") + std::strerror(errno));
-    return bytes;
 }
 
 // The header, line by line; every malformed or missing line is a DataError naming the file.
@@ -189,7 +177,8 @@ void save_checkpoint(const std::filesystem::path& path, const TrainingState& sta
 
 TrainingState load_checkpoint(const std::filesystem::path& path, const std::string& model_name,
                               Sequential& model, Optimizer& optimizer) {
-    const std::string bytes = read_file(path);
+    const std::vector<std::uint8_t> raw = read_whole_file(path);  // a gzipped one inflated
+    const std::string bytes(raw.begin(), raw.end());
 
     // 1. The format and its version, before anything else is read in that format.
     const std::string prefix = std::string(magic) + " ";
