@@ -141,6 +141,39 @@ void max_pool_plane(const Pool2dShape& s, InteriorColumns inner, Stride stride, 
     }
 }
 
+// Whether s is 2x2 windows at stride 2 without padding: LeNet's and VGG's max pooling, the most
+// common shape, which max_pool_plane_2x2 runs.
+bool two_by_two(const Pool2dShape& s) {
+    return s.window_h == 2 && s.window_w == 2 && s.stride_h == 2 && s.stride_w == 2 &&
+           s.pad_h == 0 && s.pad_w == 0;
+}
+
+// One plane of two_by_two windows: each output compares its window's four inputs, two
+// neighbours in each of two rows, in row-major order, a later one winning only when strictly
+// larger (the tie rule). max_pool_plane's loops over taps and edges cost more than the work on
+// rows as short as LeNet's (14 and 5 outputs). Forward on 64x6x28x28, 2 threads, medians of 3
+// rounds: 0.36 ms by max_pool_plane, 0.089 ms by this; LeNet's training step 5.0 -> 4.2 ms.
+void max_pool_plane_2x2(const Pool2dShape& s, const float* in, float* y, float* argmax) {
+    const std::int64_t P = s.P(), Q = s.Q(), W = s.W;
+    const float right = 1.0f, below = float(W), below_right = float(W + 1);
+    for (std::int64_t p = 0; p < P; ++p) {
+        const float* top = in + 2 * p * W;
+        const float* bottom = top + W;
+        for (std::int64_t q = 0; q < Q; ++q) {
+            float best = top[2 * q], offset = 0.0f;
+            const float b = top[2 * q + 1], c = bottom[2 * q], d = bottom[2 * q + 1];
+            offset = b > best ? right : offset;
+            best = b > best ? b : best;
+            offset = c > best ? below : offset;
+            best = c > best ? c : best;
+            offset = d > best ? below_right : offset;
+            best = d > best ? d : best;
+            y[p * Q + q] = best;
+            argmax[p * Q + q] = float(2 * (p * W + q)) + offset;
+        }
+    }
+}
+
 // One plane: in (H, W) -> y (P, Q); stride is s.stride_w (with_stride).
 template <typename Stride>
 void avg_pool_plane(const Pool2dShape& s, InteriorColumns inner, Stride stride, const float* in,
@@ -174,6 +207,12 @@ void avg_pool_plane(const Pool2dShape& s, InteriorColumns inner, Stride stride, 
 
 void max_pool2d_forward(const Pool2dShape& s, const float* x, float* y, float* argmax) {
     const InteriorColumns inner = interior_columns(s);
+    if (two_by_two(s)) {
+        for_each_plane(s, [&](std::int64_t in, std::int64_t out) {
+            max_pool_plane_2x2(s, x + in, y + out, argmax + out);
+        });
+        return;
+    }
     with_stride(s, [&](auto stride) {
         for_each_plane(s, [&](std::int64_t in, std::int64_t out) {
             max_pool_plane(s, inner, stride, x + in, y + out, argmax + out);
