@@ -13,14 +13,17 @@
 // stride_w; y and argmax are contiguous and stay in L1 between taps). It is only valid for the
 // "interior" columns, whose windows lie wholly inside the image; the few columns at the left and
 // right edges, whose windows hang over the padding, are computed one window at a time with the
-// reference's loops. Windows are clipped vertically per row, so rows need no such split.
+// reference's loops. Windows are clipped vertically per row, so rows need no such split. A stride
+// of 1 or 2 is a compile-time constant (with_stride). Max pooling over 2x2 windows at stride 2
+// without padding, LeNet's, skips all this: max_pool_plane_2x2 compares each window's four inputs
+// directly, which costs less than the loops around LeNet's short rows.
 //
 // Backward: max scatters dy to its argmax (dx += at an index, one output at a time); average
 // spreads each output row's shares dy / count over one row of W columns, then adds that row to the
 // window_h rows of dx it covers, a contiguous vectorised add.
 //
 // Eigen has no part here: a window's strided rows have no Eigen expression that beats these loops.
-// Measured on this 2-core machine, medians of three runs (it was shared with compilers, so the
+// Measured on this 2-core machine before with_stride and the 2x2 loop, medians of three runs (it was shared with compilers, so the
 // one-thread CPU times are the steadier figures): 16x64x112x112, 3x3 stride 2, one thread, max
 // forward 38 ms (PyTorch 1.13: 105 ms), average forward 18 ms (52 ms); with both threads,
 // wall-clock, max forward 87 ms (PyTorch: 236 ms). 64x6x28x28, 2x2 stride 2, one thread: max
