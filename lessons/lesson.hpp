@@ -119,6 +119,14 @@ inline bool warn_if_simulated(const char* more = "") {
     return any_simulated;
 }
 
+// Prints whether every variant matched the reference; returns the lesson's exit status (1 if one
+// did not).
+inline int final_verdict(bool all_passed) {
+    std::puts(all_passed ? "\nall variants match the reference"
+                         : "\nFAILED: some variant does not match the reference");
+    return all_passed ? 0 : 1;
+}
+
 inline void simulator_footnote() {
     std::puts(
         "* simulator: the CPU running every CUDA thread as a fiber. This is NOT a GPU time and\n"

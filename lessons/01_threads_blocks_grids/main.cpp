@@ -68,9 +68,7 @@ int main(int argc, char** argv) {
             }
         }
         if (any_simulated) lessons::simulator_footnote();
-        std::puts(all_passed ? "\nall variants match the reference"
-                             : "\nFAILED: some variant does not match the reference");
-        return all_passed ? 0 : 1;
+        return lessons::final_verdict(all_passed);
     } catch (const std::exception& error) {
         std::fflush(stdout);
         std::fprintf(stderr, "lesson 01: %s\n", error.what());

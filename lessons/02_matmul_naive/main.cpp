@@ -44,9 +44,7 @@ int main(int argc, char** argv) {
         }
         if (any_simulated) lessons::simulator_footnote();
         std::puts("GFLOP/s = 2*M*N*K / time, of one call: bench/ has the real measurements.");
-        std::puts(all_passed ? "\nall variants match the reference"
-                             : "\nFAILED: some variant does not match the reference");
-        return all_passed ? 0 : 1;
+        return lessons::final_verdict(all_passed);
     } catch (const std::exception& error) {
         std::fflush(stdout);
         std::fprintf(stderr, "lesson 02: %s\n", error.what());

@@ -155,9 +155,7 @@ int main(int argc, char** argv) {
         std::puts(
             "GB/s = the bytes the op must move at least (its inputs read once, its output written\n"
             "once) / the time of one call; bench/ has the real measurements.");
-        std::puts(all_passed ? "\nall variants match the reference"
-                             : "\nFAILED: some variant does not match the reference");
-        return all_passed ? 0 : 1;
+        return lessons::final_verdict(all_passed);
     } catch (const std::exception& error) {
         std::fflush(stdout);
         std::fprintf(stderr, "lesson 05: %s\n", error.what());

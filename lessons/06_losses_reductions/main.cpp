@@ -206,9 +206,7 @@ int main(int argc, char** argv) {
             "fast: whatever order of addition is quickest (atomics on a GPU); the last bits may\n"
             "change between runs. deterministic: a fixed order, the same bits on every run; the\n"
             "losses use it (Reduction in common/ops.hpp).");
-        std::puts(all_passed ? "\nall variants match the reference"
-                             : "\nFAILED: some variant does not match the reference");
-        return all_passed ? 0 : 1;
+        return lessons::final_verdict(all_passed);
     } catch (const std::exception& error) {
         std::fflush(stdout);
         std::fprintf(stderr, "lesson 06: %s\n", error.what());

@@ -70,14 +70,9 @@ int main(int argc, char** argv) {
         std::puts("");
         print_bytes(s);
 
-        bool any_simulated = false;
-        for (const std::string& name : backend_names())
-            any_simulated = any_simulated || backend(name).device_kind() == DeviceKind::Simulator;
-        if (any_simulated)
-            std::puts(
-                "!!! The GPU variants run on the CUDA simulator, i.e. on the CPU. Their\n"
-                "!!! times below are CPU SIMULATOR TIMES, NOT GPU TIMES: they do not show what\n"
-                "!!! fusion saves on a GPU. GPU figures come from `triptych report` on a GPU.\n");
+        const bool any_simulated = lessons::warn_if_simulated(
+            "!!! They do not show what fusion saves on a GPU. GPU figures come from\n"
+            "!!! `triptych report` on a GPU.\n\n");
 
         std::printf("%-14s %-28s %-8s %11s %14s  %s\n", "variant", "device", "path", "time",
                     "unfused/fused", "vs float64 reference");
@@ -113,9 +108,7 @@ int main(int argc, char** argv) {
         std::puts(
             "time: the median of three calls (one in the simulator). gpu_naive has no fused\n"
             "kernel and cpu_naive does not fuse: both paths run the same three steps there.");
-        std::puts(all_passed ? "\nall variants match the reference"
-                             : "\nFAILED: some variant does not match the reference");
-        return all_passed ? 0 : 1;
+        return lessons::final_verdict(all_passed);
     } catch (const std::exception& error) {
         std::fflush(stdout);
         std::fprintf(stderr, "lesson 07: %s\n", error.what());

@@ -85,6 +85,17 @@ inline bool has_algorithm(const Backend& b, ConvAlgorithm algorithm) {
     return std::find(algorithms.begin(), algorithms.end(), algorithm) != algorithms.end();
 }
 
+// Prints each variant's conv2d algorithms (Backend::conv2d_algorithms), a line each.
+inline void print_conv_algorithms() {
+    std::puts("Algorithms of each variant (Backend::conv2d_algorithms):");
+    for (const std::string& name : backend_names()) {
+        std::string list;
+        for (const ConvAlgorithm a : backend(name).conv2d_algorithms())
+            list += (list.empty() ? "" : ", ") + to_string(a);
+        std::printf("  %-14s %s\n", name.c_str(), list.c_str());
+    }
+}
+
 // One checked call of a pass: backward_weights gives two results, dw then db.
 inline std::vector<check::CaseResult> check_pass(const Backend& b, ConvPass pass,
                                                  const Conv2dShape& s, ConvAlgorithm algorithm,

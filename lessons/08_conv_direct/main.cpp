@@ -84,14 +84,9 @@ int main(int argc, char** argv) {
             "floats per output of one filter (1 would be no halo). Full tiles; a tile at the\n"
             "image's edge computes fewer outputs for the same loads.");
 
-        bool any_simulated = false;
-        for (const std::string& name : backend_names())
-            any_simulated = any_simulated || backend(name).device_kind() == DeviceKind::Simulator;
-        if (any_simulated)
-            std::puts(
-                "\n!!! The GPU variants run on the CUDA simulator, i.e. on the CPU. Their\n"
-                "!!! times below are CPU SIMULATOR TIMES, NOT GPU TIMES: they do not show what\n"
-                "!!! the tile saves on a GPU. GPU figures come from `triptych report` on a GPU.");
+        const bool any_simulated = lessons::warn_if_simulated(
+            "!!! They do not show what the tile saves on a GPU. GPU figures come from\n"
+            "!!! `triptych report` on a GPU.\n");
 
         std::puts("");
         lessons::print_pass_header(label("pass", "layer"));
@@ -108,9 +103,7 @@ int main(int argc, char** argv) {
             "GFLOP/s = 2*N*K*P*Q*C*R*S (the multiply-adds of the definition, the same for all "
             "three\n"
             "passes) / the time of one call; bench/ has the real measurements.");
-        std::puts(all_passed ? "\nall variants match the reference"
-                             : "\nFAILED: some variant does not match the reference");
-        return all_passed ? 0 : 1;
+        return lessons::final_verdict(all_passed);
     } catch (const std::exception& error) {
         std::fflush(stdout);
         std::fprintf(stderr, "lesson 08: %s\n", error.what());

@@ -179,16 +179,8 @@ int main(int argc, char** argv) {
             "that puts several images in one GEMM multiplies N (forward, backward_data) or K\n"
             "(backward_weights: dw sums over the images) by their number.");
 
-        std::puts("\nAlgorithms of each variant (Backend::conv2d_algorithms):");
-        bool any_simulated = false;
-        for (const std::string& name : backend_names()) {
-            const Backend& b = backend(name);
-            std::string list;
-            for (const ConvAlgorithm a : b.conv2d_algorithms())
-                list += (list.empty() ? "" : ", ") + to_string(a);
-            std::printf("  %-14s %s\n", name.c_str(), list.c_str());
-            any_simulated = any_simulated || b.device_kind() == DeviceKind::Simulator;
-        }
+        std::puts("");
+        lessons::print_conv_algorithms();
         std::puts(
             "\ncpu_eigen_omp's im2col builds col only where it must: at stride 1 with 16 channels\n"
             "or more in and out it multiplies shifted views of the padded image instead\n"
@@ -198,11 +190,9 @@ int main(int argc, char** argv) {
                         cpu_eigen_omp::shifted_gemm_fits(layer.shape)
                             ? "shifted: one GEMM per filter tap, no col"
                             : "explicit: im2col, then one GEMM");
-        if (any_simulated)
-            std::puts(
-                "\n!!! The GPU variants run on the CUDA simulator, i.e. on the CPU. Their\n"
-                "!!! times below are CPU SIMULATOR TIMES, NOT GPU TIMES: they do not show how\n"
-                "!!! im2col compares on a GPU. GPU figures come from `triptych report` on a GPU.");
+        const bool any_simulated = lessons::warn_if_simulated(
+            "!!! They do not show how im2col compares on a GPU. GPU figures come from\n"
+            "!!! `triptych report` on a GPU.\n");
 
         std::puts("");
         lessons::print_pass_header(label("pass", "layer", "algorithm"));
@@ -224,9 +214,7 @@ int main(int argc, char** argv) {
         std::puts(
             "GFLOP/s = 2*N*K*P*Q*C*R*S (the multiply-adds of the definition, whatever the\n"
             "algorithm) / the time of one call; bench/ has the real measurements.");
-        std::puts(all_passed ? "\nall variants match the reference"
-                             : "\nFAILED: some variant does not match the reference");
-        return all_passed ? 0 : 1;
+        return lessons::final_verdict(all_passed);
     } catch (const std::exception& error) {
         std::fflush(stdout);
         std::fprintf(stderr, "lesson 09: %s\n", error.what());

@@ -165,21 +165,10 @@ int main(int argc, char** argv) {
         std::printf("\nconv2d_forward as the filter grows: %s, R = S = 3, 9, 15, pad R/2\n",
                     "N1 C4 H32 W32 K4");
 
-        std::puts("Algorithms of each variant (Backend::conv2d_algorithms):");
-        bool any_simulated = false;
-        for (const std::string& name : backend_names()) {
-            const Backend& b = backend(name);
-            std::string list;
-            for (const ConvAlgorithm a : b.conv2d_algorithms())
-                list += (list.empty() ? "" : ", ") + to_string(a);
-            std::printf("  %-14s %s\n", name.c_str(), list.c_str());
-            any_simulated = any_simulated || b.device_kind() == DeviceKind::Simulator;
-        }
-        if (any_simulated)
-            std::puts(
-                "\n!!! The GPU variants run on the CUDA simulator, i.e. on the CPU. Their\n"
-                "!!! times below are CPU SIMULATOR TIMES, NOT GPU TIMES: they do not show where\n"
-                "!!! FFT overtakes the others on a GPU. GPU figures come from `triptych report`.");
+        lessons::print_conv_algorithms();
+        const bool any_simulated = lessons::warn_if_simulated(
+            "!!! They do not show where FFT overtakes the others on a GPU. GPU figures come\n"
+            "!!! from `triptych report`.\n");
 
         std::puts("");
         lessons::print_pass_header(label("filter", "algorithm"));
@@ -202,9 +191,7 @@ int main(int argc, char** argv) {
             "algorithm: FFT does fewer, so its rate can pass the machine's peak) / the time of "
             "one\n"
             "call; the crossover is measured by the benchmarks' sweep (README).");
-        std::puts(all_passed ? "\nall variants match the reference"
-                             : "\nFAILED: some variant does not match the reference");
-        return all_passed ? 0 : 1;
+        return lessons::final_verdict(all_passed);
     } catch (const std::exception& error) {
         std::fflush(stdout);
         std::fprintf(stderr, "lesson 10: %s\n", error.what());

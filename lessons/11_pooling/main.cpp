@@ -174,14 +174,8 @@ int main(int argc, char** argv) {
                     "overlap", overlap.str().c_str(), (long long)overlap.P(),
                     (long long)overlap.Q());
 
-        bool any_simulated = false;
-        for (const std::string& name : backend_names())
-            any_simulated = any_simulated || backend(name).device_kind() == DeviceKind::Simulator;
-        if (any_simulated)
-            std::puts(
-                "\n!!! The GPU variants run on the CUDA simulator, i.e. on the CPU. Their\n"
-                "!!! times below are CPU SIMULATOR TIMES, NOT GPU TIMES. GPU figures come from\n"
-                "!!! `triptych report` on a GPU.");
+        const bool any_simulated =
+            lessons::warn_if_simulated("!!! GPU figures come from `triptych report` on a GPU.\n");
 
         std::printf("\n%-20s %-8s %-14s %-28s %11s %8s  %s\n", "op", "layer", "variant", "device",
                     "time", "GB/s", "vs float64 reference");
@@ -217,9 +211,7 @@ int main(int argc, char** argv) {
             "GB/s = the bytes the op must move at least (its inputs read once, its outputs "
             "written\n"
             "once; argmax is a float) / the time of one call; bench/ has the real measurements.");
-        std::puts(all_passed ? "\nall variants match the reference"
-                             : "\nFAILED: some variant does not match the reference");
-        return all_passed ? 0 : 1;
+        return lessons::final_verdict(all_passed);
     } catch (const std::exception& error) {
         std::fflush(stdout);
         std::fprintf(stderr, "lesson 11: %s\n", error.what());

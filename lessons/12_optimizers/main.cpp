@@ -175,9 +175,7 @@ int main(int argc, char** argv) {
             "time/step: the mean of one optimizer step over the five (each step's own call,\n"
             "synchronized). GB/s = the bytes a step must move at least (w, g and the state read,\n"
             "w and the state written) / that time; bench/ has the real measurements.");
-        std::puts(all_passed ? "\nall variants match the reference"
-                             : "\nFAILED: some variant does not match the reference");
-        return all_passed ? 0 : 1;
+        return lessons::final_verdict(all_passed);
     } catch (const std::exception& error) {
         std::fflush(stdout);
         std::fprintf(stderr, "lesson 12: %s\n", error.what());
