@@ -10,8 +10,8 @@
 //   direct   conv_direct.cpp.
 //   im2col   the input unrolled into a matrix of patches, col (C*R*S, images*P*Q): row
 //            (c, r, t) holds, for every output, the input that tap multiplies (0 in the padding).
-//            Then one GEMM (OpenBLAS's sgemm through Eigen, gemm.cpp, one panel per OpenMP thread) does
-//            the multiply-adds; im2col, col2im and the reorders run on the calling thread:
+//            Then one GEMM (OpenBLAS's sgemm through Eigen, gemm.cpp, one panel per OpenMP thread)
+//            does the multiply-adds; im2col, col2im and the reorders run on the calling thread:
 //            forward          Y (K, images*P*Q)  = W (K, C*R*S) * col
 //            backward_data    dcol (C*R*S, ...)  = W^T * dY, then col2im adds each entry of dcol
 //                             back onto the input it came from;
@@ -187,10 +187,8 @@ void load_gradient(const Conv2dShape& s, ImageChunk chunk, const float* dy, floa
 struct Im2colBuffers {
     std::unique_ptr<float[]> col, gemm_layout;
     explicit Im2colBuffers(const Conv2dShape& s)
-        : col(std::make_unique_for_overwrite<float[]>(
-              static_cast<std::size_t>(s.C * s.R * s.S * images_per_gemm(s) * s.P() * s.Q()))),
-          gemm_layout(std::make_unique_for_overwrite<float[]>(
-              static_cast<std::size_t>(s.K * images_per_gemm(s) * s.P() * s.Q()))) {}
+        : col(scratch(s.C * s.R * s.S * images_per_gemm(s) * s.P() * s.Q())),
+          gemm_layout(scratch(s.K * images_per_gemm(s) * s.P() * s.Q())) {}
 };
 
 void forward_im2col(const Conv2dShape& s, const float* x, const float* w, const float* b,

@@ -75,10 +75,6 @@ namespace {
 constexpr std::int64_t lanes = 16;
 using Vec = Eigen::Array<float, lanes, 1>;
 
-std::unique_ptr<float[]> scratch(std::int64_t floats) {
-    return std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(floats));
-}
-
 // --- forward and backward_data: correlate_batch ----------------------------------------------
 
 // Below this many output channels, and with stride 1, correlate_batch vectorises over output

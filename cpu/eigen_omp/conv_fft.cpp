@@ -83,7 +83,6 @@ namespace {
 using Complex = std::complex<float>;
 using ComplexArray = Eigen::Array<Complex, Eigen::Dynamic, 1>;
 using ComplexMatrix = Eigen::Matrix<Complex, Eigen::Dynamic, Eigen::Dynamic>;  // column-major
-using RowMajorMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 // kissfft's time per point of a length-L transform, in ns: measured for L = 16..256 (a real and a
 // complex transform, best of 15 runs) at 7.5-10 when L has a factor 5, 10-13.7 for powers of 2 and

@@ -43,14 +43,9 @@
 namespace triptych::cpu_eigen_omp {
 namespace {
 
-using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 // The (channels, run) view of a padded image from some offset: row c starts a plane after row
 // c-1.
-using ShiftedView = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
-
-std::unique_ptr<float[]> scratch(std::int64_t floats) {
-    return std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(floats));
-}
+using ShiftedView = Eigen::Map<const RowMajorMatrix, 0, Eigen::OuterStride<>>;
 
 // A padded image as the taps' GEMMs read it: `channels` planes of (rows, cols), and the flat run
 // of out_rows*cols outputs each GEMM computes. rows has one row to spare: the last tap's run
@@ -67,19 +62,19 @@ struct PaddedImage {
 
 // The forward pass's and backward_weights' padded x: Q + S - 1 = W + 2 pad_w columns.
 PaddedImage padded_input(const Conv2dShape& s) {
-    return PaddedImage{.channels = s.C, .rows = s.P() + s.R, .cols = s.Q() + s.S - 1,
-                       .out_rows = s.P()};
+    return PaddedImage{
+        .channels = s.C, .rows = s.P() + s.R, .cols = s.Q() + s.S - 1, .out_rows = s.P()};
 }
 
 // out (out_channels, g.run()) = the sum over taps (r, t) of taps[r*S + t] (out_channels,
 // g.channels) times the image shifted by r*cols + t: one GEMM per tap, accumulating.
 void correlate_by_taps(const Conv2dShape& s, const float* taps, std::int64_t out_channels,
                        const PaddedImage& g, const float* image, float* out) {
-    Eigen::Map<Matrix> sums(out, out_channels, g.run());
+    Eigen::Map<RowMajorMatrix> sums(out, out_channels, g.run());
     for (std::int64_t r = 0; r < s.R; ++r)
         for (std::int64_t t = 0; t < s.S; ++t) {
-            const Eigen::Map<const Matrix> tap(taps + (r * s.S + t) * out_channels * g.channels,
-                                               out_channels, g.channels);
+            const Eigen::Map<const RowMajorMatrix> tap(
+                taps + (r * s.S + t) * out_channels * g.channels, out_channels, g.channels);
             if (r == 0 && t == 0)
                 sums.noalias() = tap * g.shifted(image, r, t);
             else
@@ -139,8 +134,7 @@ void conv2d_backward_data_shifted(const Conv2dShape& s, const float* dy, const f
                                   float* dx) {
     const std::int64_t RS = s.R * s.S, HW = s.H * s.W;
     // dy padded by R-1-pad_h and S-1-pad_w: W + S - 1 columns, H outputs rows.
-    const PaddedImage g{.channels = s.K, .rows = s.H + s.R, .cols = s.W + s.S - 1,
-                        .out_rows = s.H};
+    const PaddedImage g{.channels = s.K, .rows = s.H + s.R, .cols = s.W + s.S - 1, .out_rows = s.H};
     const auto taps = scratch(RS * s.C * s.K);  // taps[r*S + t][c][k] = w[k, c, R-1-r, S-1-t]
     for (std::int64_t k = 0; k < s.K; ++k)
         for (std::int64_t c = 0; c < s.C; ++c)
@@ -174,13 +168,13 @@ void conv2d_backward_weights_shifted(const Conv2dShape& s, const float* x, const
             for (std::int64_t n = first; n < last; ++n) {
                 place_padded(x + n * s.C * s.H * s.W, s.C, s.H, s.W,
                              Placement{s.pad_h, s.pad_w, 1, 1}, image.get(), g.rows, g.cols);
-                place_padded(dy + n * s.K * P * Q, s.K, P, Q, Placement{0, 0, 1, 1},
-                             gradient.get(), P, g.cols);
-                const Eigen::Map<const Matrix> dY(gradient.get(), s.K, g.run());
+                place_padded(dy + n * s.K * P * Q, s.K, P, Q, Placement{0, 0, 1, 1}, gradient.get(),
+                             P, g.cols);
+                const Eigen::Map<const RowMajorMatrix> dY(gradient.get(), s.K, g.run());
                 for (std::int64_t r = 0; r < s.R; ++r)
                     for (std::int64_t t = 0; t < s.S; ++t) {
-                        Eigen::Map<Matrix> dW(partials.get() + (chunk * RS + r * s.S + t) * KC,
-                                              s.K, s.C);
+                        Eigen::Map<RowMajorMatrix> dW(
+                            partials.get() + (chunk * RS + r * s.S + t) * KC, s.K, s.C);
                         if (n == first)
                             dW.noalias() = dY * g.shifted(image.get(), r, t).transpose();
                         else

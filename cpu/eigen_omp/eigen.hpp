@@ -11,11 +11,21 @@
 #include <Eigen/Core>
 #pragma GCC diagnostic pop
 
+#include <cstdint>
+#include <memory>
+
 namespace triptych::cpu_eigen_omp {
 
 // A run of floats: a whole tensor seen flat, one slice of it, or one row.
 using Array = Eigen::Array<float, Eigen::Dynamic, 1>;
 // (rows, cols), row-major, as every tensor is stored.
 using RowMajorArray = Eigen::Array<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+// The same as a matrix, for products (GEMMs).
+using RowMajorMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// `floats` floats of scratch, left uninitialised: the caller writes every one before reading it.
+inline std::unique_ptr<float[]> scratch(std::int64_t floats) {
+    return std::make_unique_for_overwrite<float[]>(static_cast<std::size_t>(floats));
+}
 
 }  // namespace triptych::cpu_eigen_omp

@@ -28,8 +28,6 @@
 namespace triptych::cpu_eigen_omp {
 namespace {
 
-using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
 // c = alpha * opA * opB + beta * c, never reading c when beta == 0 (it may hold NaN).
 template <typename OpA, typename OpB, typename OpC>
 void multiply(const OpA& opA, const OpB& opB, OpC c, float alpha, float beta) {
@@ -48,7 +46,7 @@ constexpr std::int64_t panel_multiple = 16;
 // rows (tall C) or columns (wide C), a multiple of panel_multiple wide. Each panel is an
 // independent product: the rows of opA (or the columns of opB) it needs, times the other whole.
 template <typename OpA, typename OpB>
-void multiply_in_panels(const OpA& opA, const OpB& opB, Eigen::Map<Matrix>& c, float alpha,
+void multiply_in_panels(const OpA& opA, const OpB& opB, Eigen::Map<RowMajorMatrix>& c, float alpha,
                         float beta) {
     const std::int64_t M = c.rows(), N = c.cols(), K = opA.cols();
     const bool by_rows = M >= N;
@@ -57,7 +55,8 @@ void multiply_in_panels(const OpA& opA, const OpB& opB, Eigen::Map<Matrix>& c, f
     {
         const std::int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
         const auto edge = [&](std::int64_t i) {
-            return std::min(length, ceil_div(length * i / threads, panel_multiple) * panel_multiple);
+            return std::min(length,
+                            ceil_div(length * i / threads, panel_multiple) * panel_multiple);
         };
         const std::int64_t begin = edge(t), count = edge(t + 1) - begin;
         if (count > 0 && by_rows)
@@ -75,9 +74,9 @@ void use_one_thread_pool() {
 
 void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
     // A is stored (M, K) or (K, M); B is stored (K, N) or (N, K); C is (M, N).
-    Eigen::Map<const Matrix> a(A, s.trans_a ? s.K : s.M, s.trans_a ? s.M : s.K);
-    Eigen::Map<const Matrix> b(B, s.trans_b ? s.N : s.K, s.trans_b ? s.K : s.N);
-    Eigen::Map<Matrix> c(C, s.M, s.N);
+    Eigen::Map<const RowMajorMatrix> a(A, s.trans_a ? s.K : s.M, s.trans_a ? s.M : s.K);
+    Eigen::Map<const RowMajorMatrix> b(B, s.trans_b ? s.N : s.K, s.trans_b ? s.K : s.N);
+    Eigen::Map<RowMajorMatrix> c(C, s.M, s.N);
     if (!s.trans_a && !s.trans_b) multiply_in_panels(a, b, c, s.alpha, s.beta);
     if (!s.trans_a && s.trans_b) multiply_in_panels(a, b.transpose(), c, s.alpha, s.beta);
     if (s.trans_a && !s.trans_b) multiply_in_panels(a.transpose(), b, c, s.alpha, s.beta);
