@@ -448,7 +448,9 @@ std::vector<CaseResult> check_mse_loss(const Backend& backend, const Shape& shap
 //         (rows + 1) u loss. Doubled:
 //         2u ((n + ln n + 8) + mean_i(|max_i| + |z_i[label_i]|) + (rows + 4) loss).
 //   grad: (softmax - one_hot) / rows: the softmax's bound, then the subtraction and the division
-//         round once each: 2u (y (n + |z - max| + 8) / rows + |grad|) + 2^-126.
+//         round once each: 2u (y (n + |z - max| + 8) / rows + |grad|) + 2^-126. The |grad| term
+//         is not doubled: two roundings are all a division by rows can cost, and a kernel that
+//         multiplies by a rounded 1 / rows instead (a third rounding) is caught by it.
 std::vector<CaseResult> check_softmax_cross_entropy(const Backend& backend, std::int64_t R,
                                                     std::int64_t C, Logits logits,
                                                     std::uint64_t seed) {

@@ -42,7 +42,7 @@ __global__ void mse_kernel(std::int64_t n, const float* prediction, const float*
 // then recorded in *first_bad_row.
 __global__ void softmax_cross_entropy_kernel(std::int64_t rows, std::int64_t classes,
                                              const float* logits, const float* labels,
-                                             float inverse_rows, float* grad, float* row_loss,
+                                             float row_count, float* grad, float* row_loss,
                                              unsigned long long* first_bad_row) {
     const std::int64_t row = element_index();
     if (row >= rows) return;
@@ -59,7 +59,7 @@ __global__ void softmax_cross_entropy_kernel(std::int64_t rows, std::int64_t cla
     const std::int64_t target = valid ? std::int64_t(label) : -1;
     for (std::int64_t j = 0; j < classes; ++j) {
         const float softmax = expf(in[j] - max) / sum;
-        grad[row * classes + j] = (softmax - (j == target ? 1.0f : 0.0f)) * inverse_rows;
+        grad[row * classes + j] = (softmax - (j == target ? 1.0f : 0.0f)) / row_count;
     }
     if (valid) {
         row_loss[row] = (max - in[target]) + logf(sum);
@@ -87,7 +87,7 @@ float softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const float
     auto* first_bad_row = reinterpret_cast<unsigned long long*>(scratch.get());
     float* row_loss = scratch.get() + 2;
     gpu::launch(softmax_cross_entropy_kernel, elementwise_grid(rows), dim3(elementwise_threads), 0,
-                rows, classes, logits, labels, 1.0f / float(rows), grad, row_loss, first_bad_row);
+                rows, classes, logits, labels, float(rows), grad, row_loss, first_bad_row);
 
     unsigned long long bad_row = 0;
     gpu::copy_to_host(reinterpret_cast<float*>(&bad_row), scratch.get(), 2);

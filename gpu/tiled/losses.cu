@@ -58,7 +58,7 @@ __global__ void mse_kernel(std::int64_t n, std::int64_t head, const float* predi
 template <typename Group>
 __global__ void softmax_cross_entropy_kernel(std::int64_t rows, std::int64_t classes,
                                              const float* logits, const float* labels,
-                                             float inverse_rows, float* grad, float* row_loss,
+                                             float row_count, float* grad, float* row_loss,
                                              unsigned long long* first_bad_row) {
     for (std::int64_t row = Group::first_row(); row < rows; row += Group::row_stride()) {
         const float* in = logits + row * classes;
@@ -75,7 +75,7 @@ __global__ void softmax_cross_entropy_kernel(std::int64_t rows, std::int64_t cla
         const float inverse_sum = 1.0f / total.sum;  // s >= 1: the max contributes e^0
         for (std::int64_t j = Group::lane(); j < classes; j += Group::size()) {
             const float softmax = expf(in[j] - total.max) * inverse_sum;
-            grad[row * classes + j] = (softmax - (j == target ? 1.0f : 0.0f)) * inverse_rows;
+            grad[row * classes + j] = (softmax - (j == target ? 1.0f : 0.0f)) / row_count;
         }
         if (Group::lane() != 0) continue;
         if (valid) {
@@ -109,7 +109,7 @@ float softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const float
 
     launch_per_row(rows, classes, [&](auto group, dim3 grid, dim3 block) {
         gpu::launch(softmax_cross_entropy_kernel<decltype(group)>, grid, block, 0, rows, classes,
-                    logits, labels, 1.0f / float(rows), grad, row_loss, first_bad_row);
+                    logits, labels, float(rows), grad, row_loss, first_bad_row);
     });
 
     unsigned long long bad_row = 0;
