@@ -1,10 +1,10 @@
 // GEMM benchmarks: C = A * B for square N x N matrices, N a power of two, on every variant.
 //
-// Rows: gemm/<variant>/NxNxN for each registry variant, plus
+// Rows: gemm/<variant>/NxNxN for each registry variant (its default version), plus
+//   gemm/<variant>@<N>/NxNxN        every other version of the variant's GEMM (the ladder of
+//                                   lesson 03: triptych versions --op gemm)
 //   gemm/openblas/NxNxN             cblas_sgemm called directly: the CPU reference that
 //                                   cpu_eigen_omp is measured against (same memory, same data)
-//   gemm_shared_tiles/gpu_tiled/... gpu_tiled's version-2 kernel, when gpu/tiled/ops.hpp has it
-//                                   (real GPU only)
 // Counter `flops`: 2*N^3 floating-point operations per call, as a rate (console: "flops=95G/s").
 // Run: triptych_bench --benchmark_filter='gemm/(cpu_eigen_omp|openblas)/(1024|2048)'
 #include <cblas.h>
@@ -12,10 +12,6 @@
 
 #include "bench/suites.hpp"
 #include "common/registry.hpp"
-
-#if TRIPTYCH_BENCH_SHARED_TILES
-#include "gpu/tiled/ops.hpp"
-#endif
 
 namespace triptych::bench {
 namespace {
@@ -89,39 +85,20 @@ void gemm_openblas(benchmark::State& state, std::int64_t n) {
     count_per_second(state, "flops", shape.flops());
 }
 
-#if TRIPTYCH_BENCH_SHARED_TILES
-// gpu_tiled's version-2 kernel, called through its launcher on gpu_tiled's device memory.
-void gemm_shared_tiles(benchmark::State& state, const Backend& tiled, std::int64_t n) {
-    const GemmShape shape{.M = n, .N = n, .K = n};
-    const Tensor A = tiled.upload(shape.a_shape(), random_values(n * n));
-    const Tensor B = tiled.upload(shape.b_shape(), random_values(n * n));
-    Tensor C = tiled.allocate(shape.c_shape());
-    auto kernel = [&] { gpu_tiled::gemm_shared_tiles(shape, A.data(), B.data(), C.data()); };
-    if (!warm_up(state, kernel, tiled, C)) return;
-    for (auto _ : state) {
-        kernel();
-        tiled.synchronize();
-    }
-    count_per_second(state, "flops", shape.flops());
-}
-#endif
 
 }  // namespace
 
 void register_gemm(const Options& options) {
-    for (const Variant& v : variants(options)) {
-        for (std::int64_t n : gemm_sizes(v, options))
-            add(row_name("gemm", v.label, n),
-                [b = v.backend, n](benchmark::State& s) { gemm_backend(s, *b, n); });
-#if TRIPTYCH_BENCH_SHARED_TILES
-        if (v.label == "gpu_tiled" && v.kind == DeviceKind::Gpu)
+    for (const Variant& variant : variants(options)) {
+        std::vector<Variant> versions{variant};
+        for (Variant& other : other_versions(variant, Op::gemm)) versions.push_back(other);
+        for (const Variant& v : versions)
             for (std::int64_t n : gemm_sizes(v, options))
-                add(row_name("gemm_shared_tiles", v.label, n),
-                    [b = v.backend, n](benchmark::State& s) { gemm_shared_tiles(s, *b, n); });
-#endif
+                add(row_name("gemm", v.label, n),
+                    [b = v.backend, n](benchmark::State& s) { gemm_backend(s, *b, n); });
         // The OpenBLAS reference sits right after cpu_eigen_omp, over the same sizes.
-        if (v.label == "cpu_eigen_omp")
-            for (std::int64_t n : gemm_sizes(v, options))
+        if (variant.label == "cpu_eigen_omp")
+            for (std::int64_t n : gemm_sizes(variant, options))
                 add(row_name("gemm", "openblas", n),
                     [n](benchmark::State& s) { gemm_openblas(s, n); });
     }

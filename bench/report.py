@@ -42,8 +42,6 @@ import tempfile
 MARKER = ".triptych-report"
 NO_GPU = "no GPU"
 SECONDS_PER_UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-# gpu_tiled's version-2 kernel is its own op in the JSON; in the GEMM tables it is one more column.
-SHARED_TILES = "gpu_tiled gemm_shared_tiles"
 # The memory-bound ops in the report's order, each with the bytes one call must read and write as
 # bench/*.cpp counts them (n floats, or a rows x cols matrix): each input once, each output once.
 MEMORY_BOUND = {
@@ -204,26 +202,27 @@ class Machine:
     def kind(self, variant):
         if variant.endswith("_on_simulator"):
             return "simulator"
-        return self.kinds.get(variant, "cpu")  # openblas, the one row outside the registry
+        # openblas is the one row outside the registry; "gpu_tiled@3" is a version of gpu_tiled.
+        return self.kinds.get(series_variant(variant), "cpu")
 
     def gpu_columns(self, present):
         """The GPU columns of a table: the real-GPU series that ran, in registry order; without a
         GPU, one column per GPU variant of the build (or one 'GPU' column), each saying no GPU."""
         if self.has_gpu:
-            return [s for s in present if self.kind(series_variant(s)) == "gpu"]
+            return [s for s in present if self.kind(s) == "gpu"]
         simulated = [v for v, k in self.kinds.items() if k == "simulator"]
         return simulated or ["GPU"]
 
     def order(self, names):
-        """Series in registry order; openblas right after cpu_eigen_omp, gpu_tiled's version 2
-        right after gpu_tiled, anything else at the end."""
+        """Series in registry order, each variant's versions ("gpu_tiled@3") right after it in
+        number order, openblas right after cpu_eigen_omp, anything else at the end."""
         ranked = []
         for variant in self.kinds:
             ranked.append(variant)
+            ranked += sorted((n for n in names if series_variant(n) == variant and n != variant),
+                             key=version_number)
             if variant == "cpu_eigen_omp":
                 ranked.append("openblas")
-            if variant == "gpu_tiled":
-                ranked.append(SHARED_TILES)
         if "openblas" not in ranked:
             ranked.insert(0, "openblas")
         known = [n for n in ranked if n in names]
@@ -231,7 +230,14 @@ class Machine:
 
 
 def series_variant(series):
-    return "gpu_tiled" if series == SHARED_TILES else series
+    """'gpu_tiled@3' -> 'gpu_tiled': the variant a version belongs to (see triptych versions)."""
+    return series.partition("@")[0]
+
+
+def version_number(series):
+    """'gpu_tiled@3' -> 3; a plain variant (its default version) -> 0."""
+    _, _, number = series.partition("@")
+    return int(number) if number.isdigit() else 0
 
 
 # --- formatting ---------------------------------------------------------------------------------
@@ -307,8 +313,6 @@ def gemm_series(rows, machine):
             continue
         if op == "gemm":
             series.setdefault(variant, {})[size] = row
-        elif op == "gemm_shared_tiles" and variant == "gpu_tiled":
-            series.setdefault(SHARED_TILES, {})[size] = row
     return series
 
 
@@ -316,7 +320,7 @@ def gemm_table(series, machine, sizes, cell, without=None):
     """One row per size; a CPU column per CPU series (except `without`), then the GPU columns.
     `cell(name, size)` gives a measured cell or None (shown as '—')."""
     names = [n for n in machine.order(series) if n != without]
-    cpu = [n for n in names if machine.kind(series_variant(n)) == "cpu"]
+    cpu = [n for n in names if machine.kind(n) == "cpu"]
     gpu = machine.gpu_columns(names)
     rows = []
     for size in sizes:

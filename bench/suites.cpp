@@ -24,6 +24,18 @@ std::vector<Variant> variants(const Options& options) {
     return out;
 }
 
+std::vector<Variant> other_versions(const Variant& v, Op op) {
+    std::vector<Variant> out;
+    const std::string& variant = v.backend->variant();
+    for (const KernelVersion& version : kernel_versions(variant, op)) {
+        if (version.is_default) continue;
+        const std::string name = variant + "@" + std::to_string(version.number);
+        const std::string label = v.kind == DeviceKind::Simulator ? name + "_on_simulator" : name;
+        out.push_back({label, &backend(name), v.kind});
+    }
+    return out;
+}
+
 std::vector<std::int64_t> powers_of_two(std::int64_t low, std::int64_t high) {
     std::vector<std::int64_t> sizes;
     for (std::int64_t n = 1; n <= high; n *= 2)

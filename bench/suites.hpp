@@ -2,6 +2,7 @@
 // size ladders, random inputs, and the one way a benchmark is registered and warmed up.
 //
 // Every row is named `<op>/<variant>/<size>` ("gemm/cpu_eigen_omp/1024x1024x1024",
+// "gemm/gpu_tiled@3/1024x1024x1024" for a version other than the variant's default,
 // "relu_forward/gpu_tiled/16777216", "softmax_forward/cpu_naive/4096x1000",
 // "dense_forward/gpu_tiled/256x1024->1024_relu"). Variants come from the registry, so a new backend
 // is benchmarked without touching bench/; a variant that throws Unsupported for an op gets no row
@@ -35,6 +36,9 @@ struct Variant {
 
 // The registry's variants in rank order, minus the simulator ones unless options ask for them.
 std::vector<Variant> variants(const Options& options);
+// The versions of `op` that `v` has besides its default (common/kernels.hpp), as variants of their
+// own: "gpu_tiled@3", or "gpu_tiled@3_on_simulator". Their rows sit next to the variant's.
+std::vector<Variant> other_versions(const Variant& v, Op op);
 
 // 2^k for every k with low <= 2^k <= high.
 std::vector<std::int64_t> powers_of_two(std::int64_t low, std::int64_t high);

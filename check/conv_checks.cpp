@@ -511,9 +511,12 @@ std::vector<OpCheck> conv_and_pool_op_checks() {
           "3,2,23,20,3,5,4,3,2,2,1", "2,4,7,9,3,3,3,1,2", "3,2,6,5,4,8,7,1,1",
           "7,5,33,17,7,3,3,3,0", "2,16,11,13,67,3,3,1,1", "7,17,9,11,19,3,2,1,1,3,2",
           "64,1,28,28,6,5,5,1,2", "64,6,14,14,16,5,5,1,0"},
-         run_conv2d},
-        {"max_pool2d", pool_syntax, pools, run_max_pool2d},
-        {"avg_pool2d", pool_syntax, pools, run_avg_pool2d},
+         run_conv2d,
+         {Op::conv2d_forward, Op::conv2d_backward_data, Op::conv2d_backward_weights}},
+        {"max_pool2d", pool_syntax, pools, run_max_pool2d,
+         {Op::max_pool2d_forward, Op::max_pool2d_backward}},
+        {"avg_pool2d", pool_syntax, pools, run_avg_pool2d,
+         {Op::avg_pool2d_forward, Op::avg_pool2d_backward}},
     };
 }
 

@@ -794,40 +794,54 @@ const std::vector<OpCheck>& ops() {
             {"gemm",
              "M,N,K",
              {"1,1,1", "17,33,5", "67,45,91", "128,128,128", "257,129,511"},
-             run_gemm},
-            {"relu_forward", dims, elementwise, one_case("relu_forward", check_relu_forward)},
-            {"relu_backward", dims, elementwise, one_case("relu_backward", check_relu_backward)},
+             run_gemm,
+             {Op::gemm}},
+            {"relu_forward", dims, elementwise, one_case("relu_forward", check_relu_forward),
+             {Op::relu_forward}},
+            {"relu_backward", dims, elementwise, one_case("relu_backward", check_relu_backward),
+             {Op::relu_backward}},
             {"bias_add",
              rows_dims,
              {"1", "1,1", "7,13", "33,65", "64,1000", "3,5,257"},
-             both_outputs("bias_add", check_bias_add)},
+             both_outputs("bias_add", check_bias_add),
+             {Op::bias_add}},
             {"bias_backward",
              rows_dims,
              {"1", "1,1", "1,257", "257,1", "64,1000", "1000,33", "3,5,257"},
-             one_case("bias_backward", check_bias_backward)},
+             one_case("bias_backward", check_bias_backward),
+             {Op::bias_backward}},
             {"sigmoid_forward", dims, elementwise,
-             both_outputs("sigmoid_forward", check_sigmoid_forward)},
+             both_outputs("sigmoid_forward", check_sigmoid_forward),
+             {Op::sigmoid_forward}},
             {"sigmoid_backward", dims, elementwise,
-             both_outputs("sigmoid_backward", check_sigmoid_backward)},
-            {"tanh_forward", dims, elementwise, both_outputs("tanh_forward", check_tanh_forward)},
+             both_outputs("sigmoid_backward", check_sigmoid_backward),
+             {Op::sigmoid_backward}},
+            {"tanh_forward", dims, elementwise, both_outputs("tanh_forward", check_tanh_forward),
+             {Op::tanh_forward}},
             {"tanh_backward", dims, elementwise,
-             both_outputs("tanh_backward", check_tanh_backward)},
+             both_outputs("tanh_backward", check_tanh_backward),
+             {Op::tanh_backward}},
             {"softmax_forward", rows_dims, row_wise,
-             every_logits("softmax_forward", check_softmax_forward)},
+             every_logits("softmax_forward", check_softmax_forward),
+             {Op::softmax_forward}},
             {"softmax_backward", rows_dims, row_wise,
-             every_logits("softmax_backward", check_softmax_backward)},
-            {"mse_loss", dims, {"1", "7", "33,65", "64,1000", "100003"}, run_mse_loss},
+             every_logits("softmax_backward", check_softmax_backward),
+             {Op::softmax_backward}},
+            {"mse_loss", dims, {"1", "7", "33,65", "64,1000", "100003"}, run_mse_loss,
+             {Op::mse_loss}},
             {"softmax_cross_entropy",
              "ROWS,CLASSES",
              {"1,1", "7,1", "1,1000", "17,33", "128,1000", "2,100000"},
-             run_softmax_cross_entropy},
-            {"sum", dims, reductions, run_sum},
-            {"mean", dims, reductions, run_mean},
+             run_softmax_cross_entropy,
+             {Op::softmax_cross_entropy}},
+            {"sum", dims, reductions, run_sum, {Op::sum}},
+            {"mean", dims, reductions, run_mean, {Op::sum}},
             {"dense_forward",
              "BATCH,IN,OUT[,ACT] (ACT: none, relu, sigmoid, tanh; all four if omitted)", dense,
-             dense_run("dense_forward", DensePath::fused)},
+             dense_run("dense_forward", DensePath::fused), {Op::dense_forward}},
             {"dense_forward_unfused", "BATCH,IN,OUT[,ACT] (as dense_forward)", dense,
-             dense_run("dense_forward_unfused", DensePath::unfused)},
+             dense_run("dense_forward_unfused", DensePath::unfused),
+             {Op::gemm, Op::bias_add, Op::relu_forward, Op::sigmoid_forward, Op::tanh_forward}},
         };
         for (OpCheck& c : conv_and_pool_op_checks()) checks.push_back(std::move(c));
         for (OpCheck& c : optimizer_op_checks()) checks.push_back(std::move(c));
@@ -843,6 +857,18 @@ const OpCheck& op(const std::string& name) {
         known += (known.empty() ? "" : ", ") + o.name;
     }
     throw InvalidArgument("unknown op '" + name + "'; known ops: " + known);
+}
+
+std::vector<std::string> versions_to_check(const OpCheck& check, const std::string& variant) {
+    std::vector<int> numbers;
+    for (Op kernel : check.kernels)
+        for (const KernelVersion& v : kernel_versions(variant, kernel))
+            if (!v.is_default) numbers.push_back(v.number);
+    std::sort(numbers.begin(), numbers.end());
+    numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+    std::vector<std::string> names{variant};
+    for (int number : numbers) names.push_back(variant + "@" + std::to_string(number));
+    return names;
 }
 
 }  // namespace triptych::check

@@ -39,7 +39,13 @@ struct OpCheck {
     std::function<std::vector<CaseResult>(const Backend& backend, const std::string& shape,
                                           std::uint64_t seed)>
         run;
+    // The kernels it runs: each version of them a variant has is checked too ("gpu_tiled@3").
+    std::vector<Op> kernels;
 };
+
+// The backends `check` runs on `variant`: the variant itself, then each of its versions of the
+// op's kernels that it does not run by default, as "<variant>@<N>" in number order.
+std::vector<std::string> versions_to_check(const OpCheck& check, const std::string& variant);
 
 // Every op the cross-check knows, in the order `triptych check` lists them.
 const std::vector<OpCheck>& ops();

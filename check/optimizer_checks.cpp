@@ -274,9 +274,9 @@ std::vector<OpCheck> optimizer_op_checks() {
                                             "150,6,2400,16,48000,120,10080,84,840,10", many};
     const std::string syntax = "N1[,N2,...] (one parameter tensor of each size)";
     return {
-        {"sgd", syntax, lists, optimizer_run(OptimizerKind::sgd)},
-        {"adam", syntax, lists, optimizer_run(OptimizerKind::adam)},
-        {"rmsprop", syntax, lists, optimizer_run(OptimizerKind::rmsprop)},
+        {"sgd", syntax, lists, optimizer_run(OptimizerKind::sgd), {Op::optimizer_step}},
+        {"adam", syntax, lists, optimizer_run(OptimizerKind::adam), {Op::optimizer_step}},
+        {"rmsprop", syntax, lists, optimizer_run(OptimizerKind::rmsprop), {Op::optimizer_step}},
     };
 }
 

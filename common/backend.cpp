@@ -6,12 +6,42 @@
 
 namespace triptych {
 
+Backend::Backend(std::string variant)
+    : variant_(std::move(variant)), kernels_(all_ops().size()) {
+    for (Op op : all_ops())
+        for (const KernelVersion& v : kernel_versions(variant_, op))
+            if (v.is_default) bind(op, v.kernel, v);
+}
+
+std::string Backend::name() const {
+    return pinned_version_ == 0 ? variant_ : variant_ + "@" + std::to_string(pinned_version_);
+}
+
+const KernelVersion* Backend::version_of(Op op) const {
+    const Bound& b = kernels_[static_cast<std::size_t>(op)];
+    return b.kernel == nullptr ? nullptr : &b.version;
+}
+
+void Backend::bind(Op op, void (*kernel)(), KernelVersion version) {
+    kernels_[static_cast<std::size_t>(op)] = Bound{kernel, std::move(version)};
+}
+
+void Backend::pin_version(int number, const Backend& memory_owner) {
+    pinned_version_ = number;
+    memory_owner_ = &memory_owner;
+    for (Op op : all_ops())
+        for (const KernelVersion& v : kernel_versions(variant_, op))
+            if (v.number == number) bind(op, v.kernel, v);
+}
+
+void Backend::unsupported_kernel(Op op) const { unsupported(std::string(op_name(op))); }
+
 Tensor Backend::allocate(const Shape& shape) const {
     for (std::int64_t d : shape.dims())
         if (d < 1)
             throw InvalidArgument("allocate: every dimension must be >= 1, got shape " +
                                   shape.str() + " on " + name());
-    return Tensor(shape, allocate_buffer(shape.elements()), this);
+    return Tensor(shape, allocate_buffer(shape.elements()), memory_owner_);
 }
 
 Tensor Backend::upload(const Shape& shape, std::span<const float> values) const {
@@ -40,7 +70,7 @@ void Backend::require(const Tensor& t, const Shape& expected, const std::string&
                       const std::string& what) const {
     if (t.data() == nullptr)
         throw InvalidArgument(op + ": " + what + " is an empty tensor (no buffer)");
-    if (t.owner() != this)
+    if (t.owner() != memory_owner_)
         throw InvalidArgument(op + ": " + what + " lives on backend " + t.owner()->name() +
                               ", not " + name() + "; move it with upload/download first");
     if (t.shape() != expected)
@@ -54,20 +84,20 @@ void Backend::gemm(const GemmShape& s, const Tensor& A, const Tensor& B, Tensor&
     require(A, s.a_shape(), op, "A");
     require(B, s.b_shape(), op, "B");
     require(C, s.c_shape(), op, "C");
-    gemm_impl(s, A.data(), B.data(), C.data());
+    kernel(ops::gemm)(s, A.data(), B.data(), C.data());
 }
 
 void Backend::relu_forward(const Tensor& x, Tensor& y) const {
     require(x, x.shape(), "relu_forward", "x");
     require(y, x.shape(), "relu_forward", "y");
-    relu_forward_impl(x.elements(), x.data(), y.data());
+    kernel(ops::relu_forward)(x.elements(), x.data(), y.data());
 }
 
 void Backend::relu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) const {
     require(x, x.shape(), "relu_backward", "x");
     require(dy, x.shape(), "relu_backward", "dy");
     require(dx, x.shape(), "relu_backward", "dx");
-    relu_backward_impl(x.elements(), x.data(), dy.data(), dx.data());
+    kernel(ops::relu_backward)(x.elements(), x.data(), dy.data(), dx.data());
 }
 
 namespace {
@@ -79,59 +109,60 @@ void Backend::bias_add(const Tensor& x, const Tensor& bias, Tensor& y) const {
     require(x, x.shape(), "bias_add", "x");
     require(bias, Shape{columns(x)}, "bias_add", "bias");
     require(y, x.shape(), "bias_add", "y");
-    bias_add_impl(rows(x), columns(x), x.data(), bias.data(), y.data());
+    kernel(ops::bias_add)(rows(x), columns(x), x.data(), bias.data(), y.data());
 }
 
 void Backend::bias_backward(const Tensor& dy, Tensor& dbias) const {
     require(dy, dy.shape(), "bias_backward", "dy");
     require(dbias, Shape{columns(dy)}, "bias_backward", "dbias");
-    bias_backward_impl(rows(dy), columns(dy), dy.data(), dbias.data());
+    kernel(ops::bias_backward)(rows(dy), columns(dy), dy.data(), dbias.data());
 }
 
 void Backend::sigmoid_forward(const Tensor& x, Tensor& y) const {
     require(x, x.shape(), "sigmoid_forward", "x");
     require(y, x.shape(), "sigmoid_forward", "y");
-    sigmoid_forward_impl(x.elements(), x.data(), y.data());
+    kernel(ops::sigmoid_forward)(x.elements(), x.data(), y.data());
 }
 
 void Backend::sigmoid_backward(const Tensor& y, const Tensor& dy, Tensor& dx) const {
     require(y, y.shape(), "sigmoid_backward", "y");
     require(dy, y.shape(), "sigmoid_backward", "dy");
     require(dx, y.shape(), "sigmoid_backward", "dx");
-    sigmoid_backward_impl(y.elements(), y.data(), dy.data(), dx.data());
+    kernel(ops::sigmoid_backward)(y.elements(), y.data(), dy.data(), dx.data());
 }
 
 void Backend::tanh_forward(const Tensor& x, Tensor& y) const {
     require(x, x.shape(), "tanh_forward", "x");
     require(y, x.shape(), "tanh_forward", "y");
-    tanh_forward_impl(x.elements(), x.data(), y.data());
+    kernel(ops::tanh_forward)(x.elements(), x.data(), y.data());
 }
 
 void Backend::tanh_backward(const Tensor& y, const Tensor& dy, Tensor& dx) const {
     require(y, y.shape(), "tanh_backward", "y");
     require(dy, y.shape(), "tanh_backward", "dy");
     require(dx, y.shape(), "tanh_backward", "dx");
-    tanh_backward_impl(y.elements(), y.data(), dy.data(), dx.data());
+    kernel(ops::tanh_backward)(y.elements(), y.data(), dy.data(), dx.data());
 }
 
 void Backend::softmax_forward(const Tensor& x, Tensor& y) const {
     require(x, x.shape(), "softmax_forward", "x");
     require(y, x.shape(), "softmax_forward", "y");
-    softmax_forward_impl(rows(x), columns(x), x.data(), y.data());
+    kernel(ops::softmax_forward)(rows(x), columns(x), x.data(), y.data());
 }
 
 void Backend::softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) const {
     require(y, y.shape(), "softmax_backward", "y");
     require(dy, y.shape(), "softmax_backward", "dy");
     require(dx, y.shape(), "softmax_backward", "dx");
-    softmax_backward_impl(rows(y), columns(y), y.data(), dy.data(), dx.data());
+    kernel(ops::softmax_backward)(rows(y), columns(y), y.data(), dy.data(), dx.data());
 }
 
 float Backend::mse_loss(const Tensor& prediction, const Tensor& target, Tensor& grad) const {
     require(prediction, prediction.shape(), "mse_loss", "prediction");
     require(target, prediction.shape(), "mse_loss", "target");
     require(grad, prediction.shape(), "mse_loss", "grad");
-    return mse_loss_impl(prediction.elements(), prediction.data(), target.data(), grad.data());
+    return kernel(ops::mse_loss)(prediction.elements(), prediction.data(), target.data(),
+                                 grad.data());
 }
 
 float Backend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels,
@@ -143,26 +174,27 @@ float Backend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels,
                               logits.shape().str());
     require(labels, Shape{rows(logits)}, op, "labels");
     require(grad, logits.shape(), op, "grad");
-    const LossResult result = softmax_cross_entropy_impl(rows(logits), columns(logits),
-                                                         logits.data(), labels.data(), grad.data());
-    if (result.first_bad_label >= 0) {
-        const float bad = download(labels)[static_cast<std::size_t>(result.first_bad_label)];
+    std::int64_t first_bad_label = -1;
+    const float loss = kernel(ops::softmax_cross_entropy)(
+        rows(logits), columns(logits), logits.data(), labels.data(), grad.data(), first_bad_label);
+    if (first_bad_label >= 0) {
+        const float bad = download(labels)[static_cast<std::size_t>(first_bad_label)];
         throw InvalidArgument(op + ": label " + std::to_string(bad) + " at index " +
-                              std::to_string(result.first_bad_label) +
+                              std::to_string(first_bad_label) +
                               " is not a class index in [0, " + std::to_string(columns(logits)) +
                               ")");
     }
-    return result.loss;
+    return loss;
 }
 
 float Backend::sum(const Tensor& x, Reduction mode) const {
     require(x, x.shape(), "sum", "x");
-    return sum_impl(x.elements(), x.data(), mode);
+    return kernel(ops::sum)(x.elements(), x.data(), mode);
 }
 
 float Backend::mean(const Tensor& x, Reduction mode) const {
     require(x, x.shape(), "mean", "x");
-    return sum_impl(x.elements(), x.data(), mode) / static_cast<float>(x.elements());
+    return kernel(ops::sum)(x.elements(), x.data(), mode) / static_cast<float>(x.elements());
 }
 
 namespace {
@@ -183,7 +215,10 @@ void Backend::dense_forward(const Tensor& X, const Tensor& W, const Tensor& b,
     require(W, Shape{s.out, s.in}, "dense_forward " + s.str(), "W");
     require(b, Shape{s.out}, "dense_forward " + s.str(), "b");
     require(Y, Shape{s.batch, s.out}, "dense_forward " + s.str(), "Y");
-    dense_forward_impl(s, X.data(), W.data(), b.data(), Y.data());
+    if (implements(Op::dense_forward))
+        kernel(ops::dense_forward)(s, X.data(), W.data(), b.data(), Y.data());
+    else
+        dense_forward_steps(s, X.data(), W.data(), b.data(), Y.data());
 }
 
 void Backend::dense_forward_unfused(const Tensor& X, const Tensor& W, const Tensor& b,
@@ -198,62 +233,23 @@ void Backend::dense_forward_unfused(const Tensor& X, const Tensor& W, const Tens
 
 void Backend::dense_forward_steps(const DenseShape& s, const float* X, const float* W,
                                   const float* b, float* Y) const {
-    gemm_impl(s.gemm(), X, W, Y);
-    bias_add_impl(s.batch, s.out, Y, b, Y);
+    kernel(ops::gemm)(s.gemm(), X, W, Y);
+    kernel(ops::bias_add)(s.batch, s.out, Y, b, Y);
     const std::int64_t n = s.batch * s.out;
     switch (s.activation) {
         case Activation::none:
             break;
         case Activation::relu:
-            relu_forward_impl(n, Y, Y);
+            kernel(ops::relu_forward)(n, Y, Y);
             break;
         case Activation::sigmoid:
-            sigmoid_forward_impl(n, Y, Y);
+            kernel(ops::sigmoid_forward)(n, Y, Y);
             break;
         case Activation::tanh:
-            tanh_forward_impl(n, Y, Y);
+            kernel(ops::tanh_forward)(n, Y, Y);
             break;
     }
 }
-
-void Backend::dense_forward_impl(const DenseShape& s, const float* X, const float* W,
-                                 const float* b, float* Y) const {
-    dense_forward_steps(s, X, W, b, Y);
-}
-
-void Backend::bias_add_impl(std::int64_t, std::int64_t, const float*, const float*, float*) const {
-    unsupported("bias_add");
-}
-void Backend::bias_backward_impl(std::int64_t, std::int64_t, const float*, float*) const {
-    unsupported("bias_backward");
-}
-void Backend::sigmoid_forward_impl(std::int64_t, const float*, float*) const {
-    unsupported("sigmoid_forward");
-}
-void Backend::sigmoid_backward_impl(std::int64_t, const float*, const float*, float*) const {
-    unsupported("sigmoid_backward");
-}
-void Backend::tanh_forward_impl(std::int64_t, const float*, float*) const {
-    unsupported("tanh_forward");
-}
-void Backend::tanh_backward_impl(std::int64_t, const float*, const float*, float*) const {
-    unsupported("tanh_backward");
-}
-void Backend::softmax_forward_impl(std::int64_t, std::int64_t, const float*, float*) const {
-    unsupported("softmax_forward");
-}
-void Backend::softmax_backward_impl(std::int64_t, std::int64_t, const float*, const float*,
-                                    float*) const {
-    unsupported("softmax_backward");
-}
-float Backend::mse_loss_impl(std::int64_t, const float*, const float*, float*) const {
-    unsupported("mse_loss");
-}
-Backend::LossResult Backend::softmax_cross_entropy_impl(std::int64_t, std::int64_t, const float*,
-                                                        const float*, float*) const {
-    unsupported("softmax_cross_entropy");
-}
-float Backend::sum_impl(std::int64_t, const float*, Reduction) const { unsupported("sum"); }
 
 void Backend::optimizer_step(const OptimizerConfig& config, std::int64_t step,
                              std::span<const OptimizerTensor> tensors) const {
@@ -291,23 +287,11 @@ void Backend::optimizer_step(const OptimizerConfig& config, std::int64_t step,
                          states > 0 ? t.state[0]->data() : nullptr,
                          states > 1 ? t.state[1]->data() : nullptr});
     }
-    if (!slots.empty()) optimizer_step_impl(config, step, slots);
+    if (!slots.empty()) kernel(ops::optimizer_step)(optimizer_rule<float>(config, step), slots);
 }
 
 void Backend::unsupported(const std::string& op) const {
     throw Unsupported(name() + " does not implement " + op);
-}
-
-void Backend::gemm_impl(const GemmShape&, const float*, const float*, float*) const {
-    unsupported("gemm");
-}
-
-void Backend::relu_forward_impl(std::int64_t, const float*, float*) const {
-    unsupported("relu_forward");
-}
-
-void Backend::relu_backward_impl(std::int64_t, const float*, const float*, float*) const {
-    unsupported("relu_backward");
 }
 
 // --- convolution and pooling -------------------------------------------------------------------
@@ -347,7 +331,7 @@ void Backend::conv2d_forward(const Conv2dShape& s, ConvAlgorithm algorithm, cons
     require(w, s.w_shape(), op, "w");
     require(b, s.b_shape(), op, "b");
     require(y, s.y_shape(), op, "y");
-    conv2d_forward_impl(s, algorithm, x.data(), w.data(), b.data(), y.data());
+    kernel(ops::conv2d_forward)(s, algorithm, x.data(), w.data(), b.data(), y.data());
 }
 
 void Backend::conv2d_backward_data(const Conv2dShape& s, ConvAlgorithm algorithm,
@@ -357,7 +341,7 @@ void Backend::conv2d_backward_data(const Conv2dShape& s, ConvAlgorithm algorithm
     require(dy, s.y_shape(), op, "dy");
     require(w, s.w_shape(), op, "w");
     require(dx, s.x_shape(), op, "dx");
-    conv2d_backward_data_impl(s, algorithm, dy.data(), w.data(), dx.data());
+    kernel(ops::conv2d_backward_data)(s, algorithm, dy.data(), w.data(), dx.data());
 }
 
 void Backend::conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm algorithm,
@@ -369,7 +353,8 @@ void Backend::conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm algori
     require(dy, s.y_shape(), op, "dy");
     require(dw, s.w_shape(), op, "dw");
     require(db, s.b_shape(), op, "db");
-    conv2d_backward_weights_impl(s, algorithm, x.data(), dy.data(), dw.data(), db.data());
+    kernel(ops::conv2d_backward_weights)(s, algorithm, x.data(), dy.data(), dw.data(),
+                                          db.data());
 }
 
 void Backend::max_pool2d_forward(const Pool2dShape& s, const Tensor& x, Tensor& y,
@@ -379,7 +364,7 @@ void Backend::max_pool2d_forward(const Pool2dShape& s, const Tensor& x, Tensor& 
     require(x, s.x_shape(), op, "x");
     require(y, s.y_shape(), op, "y");
     require(argmax, s.y_shape(), op, "argmax");
-    max_pool2d_forward_impl(s, x.data(), y.data(), argmax.data());
+    kernel(ops::max_pool2d_forward)(s, x.data(), y.data(), argmax.data());
 }
 
 void Backend::max_pool2d_backward(const Pool2dShape& s, const Tensor& dy, const Tensor& argmax,
@@ -389,7 +374,7 @@ void Backend::max_pool2d_backward(const Pool2dShape& s, const Tensor& dy, const 
     require(dy, s.y_shape(), op, "dy");
     require(argmax, s.y_shape(), op, "argmax");
     require(dx, s.x_shape(), op, "dx");
-    max_pool2d_backward_impl(s, dy.data(), argmax.data(), dx.data());
+    kernel(ops::max_pool2d_backward)(s, dy.data(), argmax.data(), dx.data());
 }
 
 void Backend::avg_pool2d_forward(const Pool2dShape& s, const Tensor& x, Tensor& y) const {
@@ -397,7 +382,7 @@ void Backend::avg_pool2d_forward(const Pool2dShape& s, const Tensor& x, Tensor& 
     s.validate(op);
     require(x, s.x_shape(), op, "x");
     require(y, s.y_shape(), op, "y");
-    avg_pool2d_forward_impl(s, x.data(), y.data());
+    kernel(ops::avg_pool2d_forward)(s, x.data(), y.data());
 }
 
 void Backend::avg_pool2d_backward(const Pool2dShape& s, const Tensor& dy, Tensor& dx) const {
@@ -405,38 +390,7 @@ void Backend::avg_pool2d_backward(const Pool2dShape& s, const Tensor& dy, Tensor
     s.validate(op);
     require(dy, s.y_shape(), op, "dy");
     require(dx, s.x_shape(), op, "dx");
-    avg_pool2d_backward_impl(s, dy.data(), dx.data());
-}
-
-void Backend::conv2d_forward_impl(const Conv2dShape&, ConvAlgorithm, const float*, const float*,
-                                  const float*, float*) const {
-    unsupported("conv2d_forward");
-}
-void Backend::conv2d_backward_data_impl(const Conv2dShape&, ConvAlgorithm, const float*,
-                                        const float*, float*) const {
-    unsupported("conv2d_backward_data");
-}
-void Backend::conv2d_backward_weights_impl(const Conv2dShape&, ConvAlgorithm, const float*,
-                                           const float*, float*, float*) const {
-    unsupported("conv2d_backward_weights");
-}
-void Backend::max_pool2d_forward_impl(const Pool2dShape&, const float*, float*, float*) const {
-    unsupported("max_pool2d_forward");
-}
-void Backend::max_pool2d_backward_impl(const Pool2dShape&, const float*, const float*,
-                                       float*) const {
-    unsupported("max_pool2d_backward");
-}
-void Backend::avg_pool2d_forward_impl(const Pool2dShape&, const float*, float*) const {
-    unsupported("avg_pool2d_forward");
-}
-void Backend::avg_pool2d_backward_impl(const Pool2dShape&, const float*, float*) const {
-    unsupported("avg_pool2d_backward");
-}
-
-void Backend::optimizer_step_impl(const OptimizerConfig& config, std::int64_t,
-                                  std::span<const OptimizerSlot>) const {
-    unsupported(to_string(config.kind) + " optimizer_step");
+    kernel(ops::avg_pool2d_backward)(s, dy.data(), dx.data());
 }
 
 }  // namespace triptych

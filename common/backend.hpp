@@ -4,8 +4,9 @@
 // - Memory: `allocate` (filled with NaN, so an output nobody writes is caught), `upload`,
 //   `download`, `synchronize`.
 // - Ops: one public method per op. It validates the parameters and the tensors (sizes, owner)
-//   once, here, for every backend, then calls the backend's `*_impl`. A backend that does not
-//   override an `*_impl` throws Unsupported.
+//   once, here, for every backend, then calls the kernel the variant registered for it
+//   (common/kernels.hpp), in the version this instance runs. A backend without one throws
+//   Unsupported.
 //
 // Backends are found by name through the registry (common/registry.hpp).
 #pragma once
@@ -13,8 +14,10 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "common/kernels.hpp"
 #include "common/ops.hpp"
 #include "common/tensor.hpp"
 
@@ -27,7 +30,6 @@ class Backend {
 public:
     virtual ~Backend() = default;
 
-    virtual std::string name() const = 0;
     virtual DeviceKind device_kind() const = 0;
     // One line for tables: "CPU, 2 threads", "simulator", "NVIDIA H200".
     virtual std::string device() const = 0;
@@ -135,69 +137,61 @@ public:
     void optimizer_step(const OptimizerConfig& config, std::int64_t step,
                         std::span<const OptimizerTensor> tensors) const;
 
+    // --- kernels and versions (common/kernels.hpp) -------------------------------------------
+    // The variant, and "@N" when this instance runs version N of the ops that have one
+    // ("gpu_tiled@5"; the others run their default version).
+    std::string name() const;
+    const std::string& variant() const { return variant_; }
+    // The version asked for by name, or 0: every op runs its default version.
+    int pinned_version() const { return pinned_version_; }
+    // The version of `op` this instance runs; null when it has none (Unsupported if called).
+    const KernelVersion* version_of(Op op) const;
+    bool implements(Op op) const { return version_of(op) != nullptr; }
+
 protected:
+    // `variant` is the registry name whose kernels this backend runs (kernels.hpp).
+    explicit Backend(std::string variant);
+
     // Memory of this backend: `count` floats, filled with NaN; freed when the last Tensor goes.
     virtual std::shared_ptr<float> allocate_buffer(std::int64_t count) const = 0;
     virtual void copy_to_backend(float* dst, const float* src, std::int64_t count) const = 0;
     virtual void copy_to_host(float* dst, const float* src, std::int64_t count) const = 0;
 
-    virtual void gemm_impl(const GemmShape& shape, const float* A, const float* B, float* C) const;
-    virtual void relu_forward_impl(std::int64_t n, const float* x, float* y) const;
-    virtual void relu_backward_impl(std::int64_t n, const float* x, const float* dy,
-                                    float* dx) const;
-    virtual void bias_add_impl(std::int64_t rows, std::int64_t cols, const float* x,
-                               const float* bias, float* y) const;
-    virtual void bias_backward_impl(std::int64_t rows, std::int64_t cols, const float* dy,
-                                    float* dbias) const;
-    virtual void sigmoid_forward_impl(std::int64_t n, const float* x, float* y) const;
-    virtual void sigmoid_backward_impl(std::int64_t n, const float* y, const float* dy,
-                                       float* dx) const;
-    virtual void tanh_forward_impl(std::int64_t n, const float* x, float* y) const;
-    virtual void tanh_backward_impl(std::int64_t n, const float* y, const float* dy,
-                                    float* dx) const;
-    virtual void softmax_forward_impl(std::int64_t rows, std::int64_t cols, const float* x,
-                                      float* y) const;
-    virtual void softmax_backward_impl(std::int64_t rows, std::int64_t cols, const float* y,
-                                       const float* dy, float* dx) const;
-    virtual float mse_loss_impl(std::int64_t n, const float* prediction, const float* target,
-                                float* grad) const;
-    // Returns the mean loss and the index of the first label outside [0, classes), or -1.
-    struct LossResult {
-        float loss = 0.0f;
-        std::int64_t first_bad_label = -1;
-    };
-    virtual LossResult softmax_cross_entropy_impl(std::int64_t rows, std::int64_t classes,
-                                                  const float* logits, const float* labels,
-                                                  float* grad) const;
-    virtual float sum_impl(std::int64_t n, const float* x, Reduction mode) const;
-    // Default: the unfused three steps. Variants with a fused kernel override it.
-    virtual void dense_forward_impl(const DenseShape& shape, const float* X, const float* W,
-                                    const float* b, float* Y) const;
-    // The conv2d passes: `algorithm` is one of conv2d_algorithms(), the shape valid.
-    virtual void conv2d_forward_impl(const Conv2dShape& shape, ConvAlgorithm algorithm,
-                                     const float* x, const float* w, const float* b,
-                                     float* y) const;
-    virtual void conv2d_backward_data_impl(const Conv2dShape& shape, ConvAlgorithm algorithm,
-                                           const float* dy, const float* w, float* dx) const;
-    virtual void conv2d_backward_weights_impl(const Conv2dShape& shape, ConvAlgorithm algorithm,
-                                              const float* x, const float* dy, float* dw,
-                                              float* db) const;
-    virtual void max_pool2d_forward_impl(const Pool2dShape& shape, const float* x, float* y,
-                                         float* argmax) const;
-    virtual void max_pool2d_backward_impl(const Pool2dShape& shape, const float* dy,
-                                          const float* argmax, float* dx) const;
-    virtual void avg_pool2d_forward_impl(const Pool2dShape& shape, const float* x,
-                                         float* y) const;
-    virtual void avg_pool2d_backward_impl(const Pool2dShape& shape, const float* dy,
-                                          float* dx) const;
-    virtual void optimizer_step_impl(const OptimizerConfig& config, std::int64_t step,
-                                     std::span<const OptimizerSlot> slots) const;
+    // Runs `kernel` for `key` instead of the registered one: for tests and lessons that make a
+    // backend of their own (a deliberately broken kernel, say).
+    template <typename Signature>
+    void use_kernel(OpKey<Signature> key, std::type_identity_t<Signature>* kernel) {
+        KernelVersion own;
+        own.name = "own";
+        bind(key.op, reinterpret_cast<void (*)()>(kernel), own);
+    }
 
     // Throws Unsupported("<backend> does not implement <op>").
     [[noreturn]] void unsupported(const std::string& op) const;
 
 private:
-    // The three steps of dense_forward, through the *_impl methods of this backend.
+    friend Backend& backend(const std::string& name);  // common/registry.cpp pins versions
+
+    struct Bound {
+        void (*kernel)() = nullptr;
+        KernelVersion version;
+    };
+    // The kernel of `key`, or Unsupported naming the op and the versions there are.
+    template <typename Signature>
+    Signature* kernel(OpKey<Signature> key) const {
+        const Bound& b = kernels_[static_cast<std::size_t>(key.op)];
+        if (b.kernel == nullptr) unsupported_kernel(key.op);
+        return reinterpret_cast<Signature*>(b.kernel);
+    }
+    [[noreturn]] void unsupported_kernel(Op op) const;
+    void bind(Op op, void (*kernel)(), KernelVersion version);
+    // Makes this instance run version `number` of every op that has one (the others keep their
+    // default), with the memory of
+    // `memory_owner` (the unpinned instance of the same variant), so that tensors pass between the
+    // two.
+    void pin_version(int number, const Backend& memory_owner);
+
+    // The three steps of dense_forward, through this backend's kernels.
     void dense_forward_steps(const DenseShape& shape, const float* X, const float* W,
                              const float* b, float* Y) const;
     // Throws InvalidArgument unless `t` is a non-empty tensor of this backend with `expected` shape.
@@ -206,6 +200,11 @@ private:
     // Validates a conv2d pass's shape and algorithm; returns the op's name for messages.
     std::string conv2d_op(const std::string& pass, const Conv2dShape& shape,
                           ConvAlgorithm algorithm) const;
+
+    std::string variant_;
+    int pinned_version_ = 0;
+    const Backend* memory_owner_ = this;
+    std::vector<Bound> kernels_;
 };
 
 }  // namespace triptych

@@ -9,6 +9,7 @@ namespace triptych {
 
 class HostBackend : public Backend {
 protected:
+    explicit HostBackend(std::string variant) : Backend(std::move(variant)) {}
     std::shared_ptr<float> allocate_buffer(std::int64_t count) const override;
     void copy_to_backend(float* dst, const float* src, std::int64_t count) const override;
     void copy_to_host(float* dst, const float* src, std::int64_t count) const override;

@@ -80,24 +80,20 @@ namespace {
 
 // conv2d_forward as the definition in float, then every output scaled by `factor`: a stand-in for
 // an FFT convolution with a given relative error.
+template <float factor>
 struct ScaledConv : HostBackend {
-    explicit ScaledConv(float factor) : factor_(factor) {}
-    std::string name() const override { return "scaled_conv"; }
+    ScaledConv() : HostBackend("scaled_conv") {
+        use_kernel(ops::conv2d_forward, [](const Conv2dShape& s, ConvAlgorithm, const float* x,
+                                           const float* w, const float* b, float* y) {
+            cpu_naive::conv2d_forward<float>(s, x, w, b, y);
+            for (std::int64_t i = 0; i < s.y_shape().elements(); ++i) y[i] *= factor;
+        });
+    }
     DeviceKind device_kind() const override { return DeviceKind::Cpu; }
     std::string device() const override { return "test"; }
     std::vector<ConvAlgorithm> conv2d_algorithms() const override {
         return {ConvAlgorithm::direct, ConvAlgorithm::fft};
     }
-
-  protected:
-    void conv2d_forward_impl(const Conv2dShape& s, ConvAlgorithm, const float* x, const float* w,
-                             const float* b, float* y) const override {
-        cpu_naive::conv2d_forward<float>(s, x, w, b, y);
-        for (std::int64_t i = 0; i < s.y_shape().elements(); ++i) y[i] *= factor_;
-    }
-
-  private:
-    float factor_;
 };
 
 }  // namespace
@@ -108,36 +104,34 @@ TEST_CASE(
     "[conv]") {
     // LeNet's second convolution at batch 2: sums of 150 products, FFTs of 32 x 32 (L = 10).
     const Conv2dShape s{2, 6, 14, 14, 16, 5, 5};
-    const auto passes = [&](float factor, ConvAlgorithm algorithm) {
-        return check::check_conv2d_forward(ScaledConv(factor), s, algorithm, testing::seed())
-            .comparison.passed;
+    const auto passes = [&](const Backend& scaled, ConvAlgorithm algorithm) {
+        return check::check_conv2d_forward(scaled, s, algorithm, testing::seed()).comparison.passed;
     };
-    CHECK(passes(1.0f + 1e-6f, ConvAlgorithm::fft));
-    CHECK_FALSE(passes(1.0f + 1e-3f, ConvAlgorithm::fft));
-    CHECK(passes(1.0f + 1e-6f, ConvAlgorithm::direct));
-    CHECK_FALSE(passes(1.0f + 1e-4f, ConvAlgorithm::direct));
+    CHECK(passes(ScaledConv<1.0f + 1e-6f>(), ConvAlgorithm::fft));
+    CHECK_FALSE(passes(ScaledConv<1.0f + 1e-3f>(), ConvAlgorithm::fft));
+    CHECK(passes(ScaledConv<1.0f + 1e-6f>(), ConvAlgorithm::direct));
+    CHECK_FALSE(passes(ScaledConv<1.0f + 1e-4f>(), ConvAlgorithm::direct));
 }
 
 TEST_CASE("the cross-check catches a conv2d that flips its filters (a true convolution)",
           "[conv]") {
     struct FlippedConv : HostBackend {
-        std::string name() const override { return "flipped_conv"; }
+        FlippedConv() : HostBackend("flipped_conv") {
+            use_kernel(ops::conv2d_forward, [](const Conv2dShape& s, ConvAlgorithm, const float* x,
+                                               const float* w, const float* b, float* y) {
+                std::vector<float> flipped(static_cast<std::size_t>(s.w_shape().elements()));
+                for (std::int64_t kc = 0; kc < s.K * s.C; ++kc)
+                    for (std::int64_t r = 0; r < s.R; ++r)
+                        for (std::int64_t t = 0; t < s.S; ++t)
+                            flipped[(kc * s.R + r) * s.S + t] =
+                                w[(kc * s.R + (s.R - 1 - r)) * s.S + (s.S - 1 - t)];
+                cpu_naive::conv2d_forward<float>(s, x, flipped.data(), b, y);
+            });
+        }
         DeviceKind device_kind() const override { return DeviceKind::Cpu; }
         std::string device() const override { return "test"; }
         std::vector<ConvAlgorithm> conv2d_algorithms() const override {
             return {ConvAlgorithm::direct};
-        }
-
-      protected:
-        void conv2d_forward_impl(const Conv2dShape& s, ConvAlgorithm, const float* x,
-                                 const float* w, const float* b, float* y) const override {
-            std::vector<float> flipped(static_cast<std::size_t>(s.w_shape().elements()));
-            for (std::int64_t kc = 0; kc < s.K * s.C; ++kc)
-                for (std::int64_t r = 0; r < s.R; ++r)
-                    for (std::int64_t t = 0; t < s.S; ++t)
-                        flipped[(kc * s.R + r) * s.S + t] =
-                            w[(kc * s.R + (s.R - 1 - r)) * s.S + (s.S - 1 - t)];
-            cpu_naive::conv2d_forward<float>(s, x, flipped.data(), b, y);
         }
     } flipped;
     // A 1x1 filter reads the same either way; a 3x3 one does not.

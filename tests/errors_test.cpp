@@ -108,7 +108,7 @@ TEST_CASE("unknown backends and ops are InvalidArgument listing what exists", "[
 
 TEST_CASE("a variant without an op throws Unsupported naming itself and the op", "[errors]") {
     struct NoOps : HostBackend {
-        std::string name() const override { return "no_ops"; }
+        NoOps() : HostBackend("no_ops") {}
         DeviceKind device_kind() const override { return DeviceKind::Cpu; }
         std::string device() const override { return "test"; }
     } bare;

@@ -52,17 +52,15 @@ TEST_CASE("every variant's ReLU forward and backward are exact, for any length",
 TEST_CASE("the cross-check catches a wrong result: a gemm that ignores beta fails", "[gemm]") {
     // A deliberately broken variant: right when beta == 0, wrong otherwise.
     struct IgnoresBeta : HostBackend {
-        std::string name() const override { return "ignores_beta"; }
+        IgnoresBeta() : HostBackend("ignores_beta") {
+            use_kernel(ops::gemm, [](const GemmShape& s, const float* A, const float* B, float* C) {
+                GemmShape without_beta = s;
+                without_beta.beta = 0;
+                cpu_naive::gemm(without_beta, A, B, C);
+            });
+        }
         DeviceKind device_kind() const override { return DeviceKind::Cpu; }
         std::string device() const override { return "test"; }
-
-    protected:
-        void gemm_impl(const GemmShape& s, const float* A, const float* B,
-                       float* C) const override {
-            GemmShape without_beta = s;
-            without_beta.beta = 0;
-            cpu_naive::gemm(without_beta, A, B, C);
-        }
     } broken;
     const GemmShape s{5, 4, 3, false, false, 1.0f, 0.0f};
     CHECK(check::check_gemm(broken, s, testing::seed()).comparison.passed);
@@ -74,12 +72,11 @@ TEST_CASE("the cross-check catches a wrong result: a gemm that ignores beta fail
 TEST_CASE("an op that leaves its output unwritten fails the cross-check", "[relu]") {
     // allocate() fills new tensors with NaN, so a ReLU that writes nothing must fail.
     struct WritesNothing : HostBackend {
-        std::string name() const override { return "writes_nothing"; }
+        WritesNothing() : HostBackend("writes_nothing") {
+            use_kernel(ops::relu_forward, [](std::int64_t, const float*, float*) {});
+        }
         DeviceKind device_kind() const override { return DeviceKind::Cpu; }
         std::string device() const override { return "test"; }
-
-    protected:
-        void relu_forward_impl(std::int64_t, const float*, float*) const override {}
     } lazy;
     CHECK_FALSE(check::check_relu_forward(lazy, Shape{100}, testing::seed()).comparison.passed);
 }

@@ -42,16 +42,10 @@ namespace {
 
 // A max pool with one of two classic mistakes: the last of equal values wins (>= instead of >),
 // or a window that hangs over the edge counts the padding as a 0.
-struct SloppyMaxPool : HostBackend {
-    enum class Mistake { last_of_ties, padding_as_zero };
-    explicit SloppyMaxPool(Mistake mistake) : mistake_(mistake) {}
-    std::string name() const override { return "sloppy_max_pool"; }
-    DeviceKind device_kind() const override { return DeviceKind::Cpu; }
-    std::string device() const override { return "test"; }
+enum class Mistake { last_of_ties, padding_as_zero };
 
-  protected:
-    void max_pool2d_forward_impl(const Pool2dShape& s, const float* x, float* y,
-                                 float* argmax) const override {
+template <Mistake mistake>
+void sloppy_max_pool(const Pool2dShape& s, const float* x, float* y, float* argmax) {
         const std::int64_t P = s.P(), Q = s.Q();
         for (std::int64_t plane = 0; plane < s.N * s.C; ++plane) {
             const float* in = x + plane * s.H * s.W;
@@ -63,21 +57,26 @@ struct SloppyMaxPool : HostBackend {
                         for (std::int64_t w = win.w0; w < win.w1; ++w) {
                             const float v = in[h * s.W + w];
                             if (v > in[best] ||
-                                (mistake_ == Mistake::last_of_ties && v == in[best]))
+                                (mistake == Mistake::last_of_ties && v == in[best]))
                                 best = h * s.W + w;
                         }
                     float value = in[best];
                     const bool over_padding = win.count() < s.window_h * s.window_w;
-                    if (mistake_ == Mistake::padding_as_zero && over_padding)
+                    if (mistake == Mistake::padding_as_zero && over_padding)
                         value = std::max(value, 0.0f);
                     y[plane * P * Q + p * Q + q] = value;
                     argmax[plane * P * Q + p * Q + q] = float(best);
                 }
         }
-    }
+}
 
-  private:
-    Mistake mistake_;
+template <Mistake mistake>
+struct SloppyMaxPool : HostBackend {
+    SloppyMaxPool() : HostBackend("sloppy_max_pool") {
+        use_kernel(ops::max_pool2d_forward, sloppy_max_pool<mistake>);
+    }
+    DeviceKind device_kind() const override { return DeviceKind::Cpu; }
+    std::string device() const override { return "test"; }
 };
 
 }  // namespace
@@ -87,13 +86,13 @@ TEST_CASE(
     "padding as 0",
     "[pool]") {
     const Pool2dShape padded{2, 3, 15, 13, 3, 3, 2, 2, 1, 1};
-    const SloppyMaxPool last_of_ties(SloppyMaxPool::Mistake::last_of_ties);
+    const SloppyMaxPool<Mistake::last_of_ties> last_of_ties;
     const std::vector<check::CaseResult> ties =
         check::check_max_pool2d_forward(last_of_ties, padded, testing::seed());
     CHECK(ties[0].comparison.passed);        // the same values...
     CHECK_FALSE(ties[1].comparison.passed);  // ...from the wrong places
 
-    const SloppyMaxPool padding_as_zero(SloppyMaxPool::Mistake::padding_as_zero);
+    const SloppyMaxPool<Mistake::padding_as_zero> padding_as_zero;
     CHECK_FALSE(check::check_max_pool2d_forward(padding_as_zero, padded, testing::seed())[0]
                     .comparison.passed);
 }

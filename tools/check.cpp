@@ -27,7 +27,8 @@ void print_help() {
         ops += "                    " + op.name + ": --shape " + op.shape_syntax + "\n";
     std::printf("%s", ops.c_str());
     std::puts(
-        "  --backend NAME  only this variant (see `triptych info`)\n"
+        "  --backend NAME  only this variant (see `triptych info`), or one version of it:\n"
+        "                  gpu_tiled@5 (see `triptych versions`)\n"
         "  --shape SIZES   only this shape (needs --op), e.g. --op gemm --shape 67,45,91\n"
         "  --seed S        the inputs' seed; every run prints the one it used, so any case can\n"
         "                  be replayed exactly");
@@ -47,6 +48,36 @@ void print_not_run(const std::string& op, const std::string& variant, const std:
                 device.c_str(), shape.c_str(), why.c_str());
 }
 
+// The backends an op is checked on: every variant and each of its versions of the op's kernels
+// (check::versions_to_check); with --backend, that one, which must have a version of the op when
+// it names one.
+std::vector<std::string> backends_to_check(const check::OpCheck& op, const std::string& only) {
+    if (only.empty()) {
+        std::vector<std::string> names;
+        for (const std::string& variant : backend_names())
+            for (std::string& name : check::versions_to_check(op, variant))
+                names.push_back(std::move(name));
+        return names;
+    }
+    const Backend& b = backend(only);
+    if (b.pinned_version() == 0) return {only};
+    for (const std::string& name : check::versions_to_check(op, b.variant()))
+        if (name == only) return {only};
+    return {};
+}
+
+// InvalidArgument: `only` (a version) has no kernel of `op`; names the versions there are.
+[[noreturn]] void no_such_version(const check::OpCheck& op, const std::string& only) {
+    const Backend& b = backend(only);
+    std::string numbers;
+    for (Op kernel : op.kernels)
+        for (const KernelVersion& v : kernel_versions(b.variant(), kernel))
+            numbers += (numbers.empty() ? "" : ", ") + std::to_string(v.number);
+    throw InvalidArgument(b.variant() + " has no version " + std::to_string(b.pinned_version()) +
+                          " of " + op.name + "; its versions: " +
+                          (numbers.empty() ? "none" : numbers) + " (triptych versions lists them)");
+}
+
 }  // namespace
 
 int check_main(const Args& args) {
@@ -58,16 +89,15 @@ int check_main(const Args& args) {
     if (options.has("--shape") && !options.has("--op"))
         throw InvalidArgument("--shape needs --op (shapes differ between ops)");
 
+    const std::string only_backend = options.get("--backend");
+    if (!only_backend.empty()) backend(only_backend);  // throws for an unknown name or version
     std::vector<const check::OpCheck*> ops;
     if (options.has("--op")) {
         ops.push_back(&check::op(options.get("--op")));
+        if (!only_backend.empty() && backends_to_check(*ops.front(), only_backend).empty())
+            no_such_version(*ops.front(), only_backend);
     } else {
         for (const check::OpCheck& op : check::ops()) ops.push_back(&op);
-    }
-    std::vector<std::string> variants = backend_names();
-    if (options.has("--backend")) {
-        backend(options.get("--backend"));  // throws for an unknown name
-        variants = {options.get("--backend")};
     }
     std::uint64_t seed = fresh_seed();
     if (options.has("--seed")) {
@@ -85,7 +115,7 @@ int check_main(const Args& args) {
     for (const check::OpCheck* op : ops) {
         const std::vector<std::string> shapes =
             options.has("--shape") ? std::vector{options.get("--shape")} : op->default_shapes;
-        for (const std::string& variant : variants) {
+        for (const std::string& variant : backends_to_check(*op, only_backend)) {
             const Backend& b = backend(variant);
             for (const std::string& shape : shapes) {
                 try {

@@ -1,5 +1,6 @@
 // `triptych`: the command line. One subcommand per job:
 //   info     the build, the compiler, the CPU threads and the GPU (or simulator / none)
+//   versions every kernel version of every op and variant (the optimisation ladders)
 //   check    every op of every variant against the float64 reference
 //   bench    the Google Benchmark suites
 //   report   benchmarks -> a Markdown speedup report with charts
@@ -19,6 +20,7 @@ void print_usage() {
         "\n"
         "commands:\n"
         "  info     show the build flavor, compiler, CPU threads and GPU\n"
+        "  versions list every op's kernel versions in every variant (the ladders)\n"
         "  check    cross-check every op and variant against the float64 reference\n"
         "  bench    run the benchmarks (Google Benchmark)\n"
         "  report   run the benchmarks and write the speedup report (Markdown + charts)\n"
@@ -39,6 +41,7 @@ int main(int argc, char** argv) {
     const Args args(argv + 2, argv + argc);
     try {
         if (command == "info") return info_main(args);
+        if (command == "versions") return versions_main(args);
         if (command == "check") return check_main(args);
         if (command == "bench") return bench_main(args);
         if (command == "report") return report_main(args);

@@ -62,4 +62,9 @@ void dense_forward(const DenseShape& s, const float* X, const float* W, const fl
     });
 }
 
+[[maybe_unused]] const bool registered = register_kernel(
+    "cpu_eigen_omp", ops::dense_forward,
+    {2, "fused", "one GEMM, then bias and activation together on each block while it is in L1",
+     dense_forward});
+
 }  // namespace triptych::cpu_eigen_omp

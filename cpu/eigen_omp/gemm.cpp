@@ -84,4 +84,8 @@ void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
         multiply_in_panels(a.transpose(), b.transpose(), c, s.alpha, s.beta);
 }
 
+[[maybe_unused]] const bool registered = register_kernel(
+    "cpu_eigen_omp", ops::gemm,
+    {2, "blas_panels", "Eigen over OpenBLAS's sgemm, one panel of C per OpenMP thread", gemm});
+
 }  // namespace triptych::cpu_eigen_omp

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
+#include "common/kernels.hpp"
 #include "common/ops.hpp"
 #include "common/optimizer_rule.hpp"
 
@@ -54,9 +56,7 @@ void max_pool2d_backward(const Pool2dShape& s, const float* dy, const float* arg
 void avg_pool2d_forward(const Pool2dShape& s, const float* x, float* y);
 void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx);
 
-// optimizer.cpp: one step of `rule` over one parameter tensor of n elements: w updated in place
-// from g, with the state tensors s0, s1 the rule uses (the others null), as cpu_naive's.
-void optimizer_step(const OptimizerRule<float>& rule, std::int64_t n, float* w, const float* g,
-                    float* s0, float* s1);
+// optimizer.cpp: one step of `rule` over every tensor, one after the other.
+void optimizer_step(const OptimizerRule<float>& rule, std::span<const OptimizerSlot> tensors);
 
 }  // namespace triptych::cpu_eigen_omp

@@ -76,29 +76,40 @@ void update_tensor(const OptimizerRule<float>& rule, std::int64_t n, float* w, c
     });
 }
 
-}  // namespace
-
-void optimizer_step(const OptimizerRule<float>& rule, std::int64_t n, float* w, const float* g,
-                    float* s0, float* s1) {
-    // The state tensors present: the ones OptimizerConfig::state_tensors() asked for.
-    const int states = (s0 != nullptr) + (s1 != nullptr);
+// One tensor: the state tensors present are the ones OptimizerConfig::state_tensors() asked for.
+void update_tensor(const OptimizerRule<float>& rule, const OptimizerSlot& t) {
+    const int states = (t.state0 != nullptr) + (t.state1 != nullptr);
+    float *w = t.value, *s0 = t.state0, *s1 = t.state1;
     switch (rule.kind) {
         case OptimizerKind::sgd:
             if (states == 0)
-                update_tensor<OptimizerKind::sgd, 0>(rule, n, w, g, s0, s1);
+                update_tensor<OptimizerKind::sgd, 0>(rule, t.n, w, t.grad, s0, s1);
             else
-                update_tensor<OptimizerKind::sgd, 1>(rule, n, w, g, s0, s1);
+                update_tensor<OptimizerKind::sgd, 1>(rule, t.n, w, t.grad, s0, s1);
             return;
         case OptimizerKind::adam:
-            update_tensor<OptimizerKind::adam, 2>(rule, n, w, g, s0, s1);
+            update_tensor<OptimizerKind::adam, 2>(rule, t.n, w, t.grad, s0, s1);
             return;
         case OptimizerKind::rmsprop:
             if (states == 1)
-                update_tensor<OptimizerKind::rmsprop, 1>(rule, n, w, g, s0, s1);
+                update_tensor<OptimizerKind::rmsprop, 1>(rule, t.n, w, t.grad, s0, s1);
             else
-                update_tensor<OptimizerKind::rmsprop, 2>(rule, n, w, g, s0, s1);
+                update_tensor<OptimizerKind::rmsprop, 2>(rule, t.n, w, t.grad, s0, s1);
             return;
     }
 }
+
+}  // namespace
+
+void optimizer_step(const OptimizerRule<float>& rule, std::span<const OptimizerSlot> tensors) {
+    for (const OptimizerSlot& t : tensors) update_tensor(rule, t);
+}
+
+[[maybe_unused]] const bool registered = register_kernel(
+    "cpu_eigen_omp", ops::optimizer_step,
+    {2, "simd_threads",
+     "the kind and the state tensors as template parameters, so GCC vectorises the loop; large "
+     "tensors sliced over the threads",
+     optimizer_step});
 
 }  // namespace triptych::cpu_eigen_omp

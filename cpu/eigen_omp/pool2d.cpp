@@ -265,4 +265,18 @@ void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx) {
     });
 }
 
+[[maybe_unused]] const bool registered =
+    register_kernel("cpu_eigen_omp", ops::max_pool2d_forward,
+                    {2, "row_taps", "a whole output row per window tap, vectorised; planes over threads",
+                     max_pool2d_forward}) &&
+    register_kernel("cpu_eigen_omp", ops::max_pool2d_backward,
+                    {2, "planes", "each thread scatters into its own planes of dx",
+                     max_pool2d_backward}) &&
+    register_kernel("cpu_eigen_omp", ops::avg_pool2d_forward,
+                    {2, "row_taps", "a whole output row per window tap, vectorised; planes over threads",
+                     avg_pool2d_forward}) &&
+    register_kernel("cpu_eigen_omp", ops::avg_pool2d_backward,
+                    {2, "planes", "each thread spreads into its own planes of dx",
+                     avg_pool2d_backward});
+
 }  // namespace triptych::cpu_eigen_omp

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "common/kernels.hpp"
+
 namespace triptych::cpu_naive {
 
 // y may be x (in place): each element is read before it is written.
@@ -26,5 +28,12 @@ void bias_backward(std::int64_t rows, std::int64_t cols, const T* dy, T* dbias) 
     for (std::int64_t i = 0; i < rows; ++i)
         for (std::int64_t j = 0; j < cols; ++j) dbias[j] += dy[i * cols + j];
 }
+
+[[maybe_unused]] inline const bool bias_registered =
+    register_kernel("cpu_naive", ops::bias_add,
+                    {1, "loops", "the definition, row after row", bias_add<float>}) &&
+    register_kernel("cpu_naive", ops::bias_backward,
+                    {1, "loops", "the definition: each column summed top to bottom",
+                     bias_backward<float>});
 
 }  // namespace triptych::cpu_naive

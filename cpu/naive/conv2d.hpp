@@ -17,6 +17,7 @@
 
 #include <cstdint>
 
+#include "common/kernels.hpp"
 #include "common/ops.hpp"
 
 namespace triptych::cpu_naive {
@@ -84,5 +85,21 @@ void conv2d_backward_weights(const Conv2dShape& s, const T* x, const T* dy, T* d
                 dy[index4(n, k, p, q, s.K, P, Q)] * x[index4(n, c, h, wi, s.C, s.H, s.W)];
         });
 }
+
+// The definition only: im2col and FFT are ways to go faster, which is not this variant's job, so
+// the algorithm (always direct, see the backend's conv2d_algorithms) is not looked at.
+[[maybe_unused]] inline const bool conv2d_registered =
+    register_kernel("cpu_naive", ops::conv2d_forward,
+                    {1, "loops", "the seven loops of the definition",
+                     [](const Conv2dShape& s, ConvAlgorithm, const float* x, const float* w,
+                        const float* b, float* y) { conv2d_forward(s, x, w, b, y); }}) &&
+    register_kernel("cpu_naive", ops::conv2d_backward_data,
+                    {1, "loops", "every output's dy spread back over its window",
+                     [](const Conv2dShape& s, ConvAlgorithm, const float* dy, const float* w,
+                        float* dx) { conv2d_backward_data(s, dy, w, dx); }}) &&
+    register_kernel("cpu_naive", ops::conv2d_backward_weights,
+                    {1, "loops", "every weight's sum over the batch and the output positions",
+                     [](const Conv2dShape& s, ConvAlgorithm, const float* x, const float* dy,
+                        float* dw, float* db) { conv2d_backward_weights(s, x, dy, dw, db); }});
 
 }  // namespace triptych::cpu_naive

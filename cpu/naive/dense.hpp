@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "common/kernels.hpp"
 #include "common/ops.hpp"
 #include "cpu/naive/bias.hpp"
 #include "cpu/naive/gemm.hpp"
@@ -40,5 +41,9 @@ void dense_forward(const DenseShape& s, const T* X, const T* W, const T* b, T* Y
     bias_add(s.batch, s.out, Y, b, Y);  // Y += b, on every row
     apply_activation(s.activation, s.batch * s.out, Y);
 }
+
+[[maybe_unused]] inline const bool dense_registered = register_kernel(
+    "cpu_naive", ops::dense_forward,
+    {1, "steps", "gemm, bias_add and the activation, one after the other", dense_forward<float>});
 
 }  // namespace triptych::cpu_naive

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "common/kernels.hpp"
 #include "common/ops.hpp"
 
 namespace triptych::cpu_naive {
@@ -29,5 +30,10 @@ void gemm(const GemmShape& s, const T* A, const T* B, T* C) {
         }
     }
 }
+
+// The variant's kernel (common/kernels.hpp): version 1 of the CPU ladder.
+[[maybe_unused]] inline const bool gemm_registered = register_kernel(
+    "cpu_naive", ops::gemm,
+    {1, "loops", "the definition: a dot product of K terms for every element of C", gemm<float>});
 
 }  // namespace triptych::cpu_naive

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/kernels.hpp"
 #include "common/ops.hpp"
 
 namespace triptych::cpu_naive {
@@ -64,5 +65,12 @@ T softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const T* logits
     }
     return total / T(rows);
 }
+
+[[maybe_unused]] inline const bool losses_registered =
+    register_kernel("cpu_naive", ops::mse_loss,
+                    {1, "loop", "the definition, one element after the other", mse_loss<float>}) &&
+    register_kernel("cpu_naive", ops::softmax_cross_entropy,
+                    {1, "loops", "log-sum-exp and the gradient, one row after the other",
+                     softmax_cross_entropy<float>});
 
 }  // namespace triptych::cpu_naive

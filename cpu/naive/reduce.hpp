@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "common/kernels.hpp"
+
 namespace triptych::cpu_naive {
 
 template <typename T>
@@ -18,5 +20,11 @@ T sum(std::int64_t n, const T* x) {
     for (std::int64_t i = 0; i < n; ++i) total += x[i];
     return total;
 }
+
+// One thread, one order: both modes of Reduction are the same loop.
+[[maybe_unused]] inline const bool sum_registered = register_kernel(
+    "cpu_naive", ops::sum,
+    {1, "loop", "one accumulator, first element to last",
+     [](std::int64_t n, const float* x, Reduction) { return sum(n, x); }});
 
 }  // namespace triptych::cpu_naive

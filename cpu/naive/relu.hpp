@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "common/kernels.hpp"
+
 namespace triptych::cpu_naive {
 
 template <typename T>
@@ -16,5 +18,11 @@ template <typename T>
 void relu_backward(std::int64_t n, const T* x, const T* dy, T* dx) {
     for (std::int64_t i = 0; i < n; ++i) dx[i] = x[i] > T(0) ? dy[i] : T(0);
 }
+
+[[maybe_unused]] inline const bool relu_registered =
+    register_kernel("cpu_naive", ops::relu_forward,
+                    {1, "loop", "the definition, one element after the other", relu_forward<float>}) &&
+    register_kernel("cpu_naive", ops::relu_backward,
+                    {1, "loop", "the definition, one element after the other", relu_backward<float>});
 
 }  // namespace triptych::cpu_naive

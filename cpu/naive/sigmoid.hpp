@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/kernels.hpp"
+
 namespace triptych::cpu_naive {
 
 // y may be x (in place).
@@ -22,5 +24,13 @@ template <typename T>
 void sigmoid_backward(std::int64_t n, const T* y, const T* dy, T* dx) {
     for (std::int64_t i = 0; i < n; ++i) dx[i] = dy[i] * y[i] * (T(1) - y[i]);
 }
+
+[[maybe_unused]] inline const bool sigmoid_registered =
+    register_kernel("cpu_naive", ops::sigmoid_forward,
+                    {1, "loop", "the definition, one element after the other",
+                     sigmoid_forward<float>}) &&
+    register_kernel("cpu_naive", ops::sigmoid_backward,
+                    {1, "loop", "the definition, one element after the other",
+                     sigmoid_backward<float>});
 
 }  // namespace triptych::cpu_naive

@@ -14,6 +14,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/kernels.hpp"
+
 namespace triptych::cpu_naive {
 
 // Three passes over each row: its max, the exponentials and their sum, the division.
@@ -46,5 +48,13 @@ void softmax_backward(std::int64_t rows, std::int64_t cols, const T* y, const T*
         for (std::int64_t j = 0; j < cols; ++j) grad_in[j] = out[j] * (grad_out[j] - dot);
     }
 }
+
+[[maybe_unused]] inline const bool softmax_registered =
+    register_kernel("cpu_naive", ops::softmax_forward,
+                    {1, "loops", "three passes over each row: max, sum of exponentials, divide",
+                     softmax_forward<float>}) &&
+    register_kernel("cpu_naive", ops::softmax_backward,
+                    {1, "loops", "the dot product dy . y per row, then the gradient",
+                     softmax_backward<float>});
 
 }  // namespace triptych::cpu_naive

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/kernels.hpp"
+
 namespace triptych::cpu_naive {
 
 // y may be x (in place).
@@ -20,5 +22,11 @@ template <typename T>
 void tanh_backward(std::int64_t n, const T* y, const T* dy, T* dx) {
     for (std::int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (T(1) - y[i] * y[i]);
 }
+
+[[maybe_unused]] inline const bool tanh_registered =
+    register_kernel("cpu_naive", ops::tanh_forward,
+                    {1, "loop", "the definition, one element after the other", tanh_forward<float>}) &&
+    register_kernel("cpu_naive", ops::tanh_backward,
+                    {1, "loop", "the definition, one element after the other", tanh_backward<float>});
 
 }  // namespace triptych::cpu_naive

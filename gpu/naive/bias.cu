@@ -10,6 +10,7 @@
 //     adds. Version 2 puts a block of threads on each group of columns.
 #include "gpu/runtime/cuda.hpp"
 
+#include "common/kernels.hpp"
 #include "gpu/naive/elementwise.hpp"
 #include "gpu/naive/ops.hpp"
 
@@ -44,5 +45,11 @@ void bias_backward(std::int64_t rows, std::int64_t cols, const float* dy, float*
     gpu::launch(bias_backward_kernel, elementwise_grid(cols), dim3(elementwise_threads), 0, rows,
                 cols, dy, dbias);
 }
+
+[[maybe_unused]] const bool registered =
+    register_kernel("gpu_naive", ops::bias_add,
+                    {1, "thread_per_element", "one thread per element", bias_add}) &&
+    register_kernel("gpu_naive", ops::bias_backward,
+                    {1, "thread_per_column", "one thread per column sums it top to bottom", bias_backward});
 
 }  // namespace triptych::gpu_naive

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "common/kernels.hpp"
 #include "common/math.hpp"
 #include "gpu/naive/ops.hpp"
 
@@ -53,5 +54,9 @@ void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
     gpu::launch(gemm_naive_kernel, grid, block, 0, s.M, s.N, s.K, s.trans_a, s.trans_b, s.alpha, A,
                 B, s.beta, C);
 }
+
+[[maybe_unused]] const bool registered =
+    register_kernel("gpu_naive", ops::gemm,
+                    {2, "coalesced", "one thread per element of C; a warp reads 32 consecutive columns of B", gemm});
 
 }  // namespace triptych::gpu_naive

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "common/kernels.hpp"
 #include "gpu/naive/elementwise.hpp"
 #include "gpu/naive/ops.hpp"
 #include "gpu/runtime/device.hpp"
@@ -96,5 +97,11 @@ float softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const float
                           : static_cast<std::int64_t>(bad_row);
     return sum(rows, row_loss, Reduction::deterministic) / float(rows);
 }
+
+[[maybe_unused]] const bool registered =
+    register_kernel("gpu_naive", ops::mse_loss,
+                    {1, "thread_per_element", "one thread per element, then sum()", mse_loss}) &&
+    register_kernel("gpu_naive", ops::softmax_cross_entropy,
+                    {1, "thread_per_row", "one thread per row, then sum() of the row losses", softmax_cross_entropy});
 
 }  // namespace triptych::gpu_naive

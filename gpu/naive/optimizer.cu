@@ -10,6 +10,7 @@
 // does. gpu/tiled/optimizer.cu (version 2) updates all of them in one launch.
 #include "gpu/runtime/cuda.hpp"
 
+#include "common/kernels.hpp"
 #include "common/optimizer_rule.hpp"
 #include "gpu/naive/elementwise.hpp"
 #include "gpu/naive/ops.hpp"
@@ -29,10 +30,14 @@ __global__ void optimizer_step_kernel(OptimizerRule<float> rule, std::int64_t n,
 
 }  // namespace
 
-void optimizer_step(const OptimizerRule<float>& rule, std::int64_t n, float* w, const float* g,
-                    float* s0, float* s1) {
-    gpu::launch(optimizer_step_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, rule, n,
-                w, g, s0, s1);
+void optimizer_step(const OptimizerRule<float>& rule, std::span<const OptimizerSlot> tensors) {
+    for (const OptimizerSlot& t : tensors)
+        gpu::launch(optimizer_step_kernel, elementwise_grid(t.n), dim3(elementwise_threads), 0,
+                    rule, t.n, t.value, t.grad, t.state0, t.state1);
 }
+
+[[maybe_unused]] const bool registered =
+    register_kernel("gpu_naive", ops::optimizer_step,
+                    {1, "launch_per_tensor", "one thread per element, one launch per tensor", optimizer_step});
 
 }  // namespace triptych::gpu_naive

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 
+#include "common/kernels.hpp"
 #include "gpu/naive/elementwise.hpp"
 #include "gpu/naive/ops.hpp"
 #include "gpu/runtime/device.hpp"
@@ -73,5 +74,9 @@ float sum(std::int64_t n, const float* x, Reduction mode) {
     gpu::copy_to_host(&result, total, 1);
     return result;
 }
+
+[[maybe_unused]] const bool registered =
+    register_kernel("gpu_naive", ops::sum,
+                    {1, "atomics_or_serial", "fast: an atomicAdd per element; deterministic: strided partials added by one thread", sum});
 
 }  // namespace triptych::gpu_naive

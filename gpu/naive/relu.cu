@@ -6,6 +6,7 @@
 // gpu/tiled/relu.cu is the optimised version (float4 loads, grid-stride loop).
 #include "gpu/runtime/cuda.hpp"
 
+#include "common/kernels.hpp"
 #include "gpu/naive/elementwise.hpp"
 #include "gpu/naive/ops.hpp"
 
@@ -33,5 +34,11 @@ void relu_backward(std::int64_t n, const float* x, const float* dy, float* dx) {
     gpu::launch(relu_backward_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n, x, dy,
                 dx);
 }
+
+[[maybe_unused]] const bool registered =
+    register_kernel("gpu_naive", ops::relu_forward,
+                    {1, "thread_per_element", "one thread per element, coalesced", relu_forward}) &&
+    register_kernel("gpu_naive", ops::relu_backward,
+                    {1, "thread_per_element", "one thread per element, coalesced", relu_backward});
 
 }  // namespace triptych::gpu_naive

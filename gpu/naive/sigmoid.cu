@@ -7,6 +7,7 @@
 // no exponential to recompute.
 #include "gpu/runtime/cuda.hpp"
 
+#include "common/kernels.hpp"
 #include "gpu/naive/elementwise.hpp"
 #include "gpu/naive/ops.hpp"
 
@@ -35,5 +36,11 @@ void sigmoid_backward(std::int64_t n, const float* y, const float* dy, float* dx
     gpu::launch(sigmoid_backward_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n, y,
                 dy, dx);
 }
+
+[[maybe_unused]] const bool registered =
+    register_kernel("gpu_naive", ops::sigmoid_forward,
+                    {1, "thread_per_element", "one thread per element, coalesced", sigmoid_forward}) &&
+    register_kernel("gpu_naive", ops::sigmoid_backward,
+                    {1, "thread_per_element", "one thread per element, coalesced", sigmoid_backward});
 
 }  // namespace triptych::gpu_naive

@@ -10,6 +10,7 @@
 // Subtracting the row max keeps every exponent <= 0: nothing overflows, even for logits of 1e4.
 #include "gpu/runtime/cuda.hpp"
 
+#include "common/kernels.hpp"
 #include "gpu/naive/elementwise.hpp"
 #include "gpu/naive/ops.hpp"
 
@@ -51,5 +52,11 @@ void softmax_backward(std::int64_t rows, std::int64_t cols, const float* y, cons
     gpu::launch(softmax_backward_kernel, elementwise_grid(rows), dim3(elementwise_threads), 0, rows,
                 cols, y, dy, dx);
 }
+
+[[maybe_unused]] const bool registered =
+    register_kernel("gpu_naive", ops::softmax_forward,
+                    {1, "thread_per_row", "one thread per row, three passes over it", softmax_forward}) &&
+    register_kernel("gpu_naive", ops::softmax_backward,
+                    {1, "thread_per_row", "one thread per row", softmax_backward});
 
 }  // namespace triptych::gpu_naive

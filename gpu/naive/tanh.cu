@@ -6,6 +6,7 @@
 // grid-stride loop).
 #include "gpu/runtime/cuda.hpp"
 
+#include "common/kernels.hpp"
 #include "gpu/naive/elementwise.hpp"
 #include "gpu/naive/ops.hpp"
 
@@ -32,5 +33,11 @@ void tanh_backward(std::int64_t n, const float* y, const float* dy, float* dx) {
     gpu::launch(tanh_backward_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n, y, dy,
                 dx);
 }
+
+[[maybe_unused]] const bool registered =
+    register_kernel("gpu_naive", ops::tanh_forward,
+                    {1, "thread_per_element", "one thread per element, coalesced", tanh_forward}) &&
+    register_kernel("gpu_naive", ops::tanh_backward,
+                    {1, "thread_per_element", "one thread per element, coalesced", tanh_backward});
 
 }  // namespace triptych::gpu_naive

@@ -16,6 +16,8 @@ public:
     void synchronize() const override { gpu::synchronize(); }
 
 protected:
+    explicit GpuBackend(std::string variant) : Backend(std::move(variant)) {}
+
     std::shared_ptr<float> allocate_buffer(std::int64_t count) const override {
         return device_allocate(count);
     }

@@ -15,6 +15,7 @@
 // rows over several blocks, with a second pass over their partial sums, would lift it.
 #include "gpu/runtime/cuda.hpp"
 
+#include "common/kernels.hpp"
 #include "common/math.hpp"
 #include "gpu/tiled/block_reduce.hpp"
 #include "gpu/tiled/elementwise.hpp"
@@ -82,5 +83,11 @@ void bias_backward(std::int64_t rows, std::int64_t cols, const float* dy, float*
     gpu::launch(bias_backward_kernel, grid, dim3(columns_per_block, row_lanes), 0, rows, cols, dy,
                 dbias);
 }
+
+[[maybe_unused]] const bool registered =
+    register_kernel("gpu_tiled", ops::bias_add,
+                    {2, "float4_grid_stride", "float4 loads and stores in a grid-stride loop", bias_add}) &&
+    register_kernel("gpu_tiled", ops::bias_backward,
+                    {2, "block_columns", "a block of threads per strip of columns, partial sums in shared memory", bias_backward});
 
 }  // namespace triptych::gpu_tiled

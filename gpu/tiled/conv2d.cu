@@ -37,6 +37,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "common/kernels.hpp"
 #include "common/math.hpp"
 #include "gpu/runtime/device.hpp"
 #include "gpu/tiled/block_reduce.hpp"
@@ -390,5 +391,13 @@ void conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm algorithm, cons
         gpu::launch(sum_weight_splits_kernel, dim3(unsigned(ceil_div<std::int64_t>(weights, 256))),
                     dim3(256), 0, weights, splits, partial, dw);
 }
+
+[[maybe_unused]] const bool registered =
+    register_kernel("gpu_tiled", ops::conv2d_forward,
+                    {2, "shared_tile_halo", "direct: a tile and its halo in shared memory; im2col + the tiled GEMM; FFT", conv2d_forward}) &&
+    register_kernel("gpu_tiled", ops::conv2d_backward_data,
+                    {2, "shared_tile_halo", "the same algorithms on the transposed convolution", conv2d_backward_data}) &&
+    register_kernel("gpu_tiled", ops::conv2d_backward_weights,
+                    {2, "split_warps", "direct: images split over warps, the splits added in order", conv2d_backward_weights});
 
 }  // namespace triptych::gpu_tiled

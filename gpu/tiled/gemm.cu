@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "common/kernels.hpp"
 #include "common/math.hpp"
 #include "gpu/runtime/device.hpp"
 #include "gpu/tiled/elementwise.hpp"
@@ -380,5 +381,21 @@ void dense_forward(const DenseShape& d, const float* X, const float* W, const fl
             return launch_dense<Activation::tanh>(d, X, W, b, Y);
     }
 }
+
+[[maybe_unused]] const bool registered =
+    register_kernels("gpu_tiled", ops::gemm,
+                     {{3, "shared_tiles",
+                       "32 x 32 tiles of op(A) and op(B) staged in shared memory, each load used 32 "
+                       "times",
+                       gemm_shared_tiles},
+                      {5, "2d_blocktile",
+                       "each thread keeps an 8 x 8 block of C in registers; float4 loads; the next "
+                       "tiles fetched during the multiply",
+                       gemm}},
+                     /*default_version=*/5) &&
+    register_kernel("gpu_tiled", ops::dense_forward,
+                    {2, "fused_epilogue",
+                     "the GEMM of version 5 with bias and activation applied before its one store",
+                     dense_forward});
 
 }  // namespace triptych::gpu_tiled

@@ -37,6 +37,7 @@
 #include <span>
 #include <type_traits>
 
+#include "common/kernels.hpp"
 #include "common/math.hpp"
 #include "common/optimizer_rule.hpp"
 #include "gpu/tiled/ops.hpp"
@@ -129,5 +130,9 @@ void optimizer_step(const OptimizerRule<float>& rule, std::span<const OptimizerS
     }
     if (table.count > 0) launch_table(rule, table, int(blocks));
 }
+
+[[maybe_unused]] const bool registered =
+    register_kernel("gpu_tiled", ops::optimizer_step,
+                    {2, "multi_tensor", "every tensor in one launch (a multi-tensor apply)", optimizer_step});
 
 }  // namespace triptych::gpu_tiled

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "common/kernels.hpp"
 #include "common/math.hpp"
 #include "gpu/tiled/ops.hpp"
 
@@ -234,5 +235,15 @@ void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx) {
     gpu::launch(avg_pool2d_backward_kernel, tiles.grid, tiles.block, 0, s, s.P(), s.Q(),
                 tiles.across, dy, dx);
 }
+
+[[maybe_unused]] const bool registered =
+    register_kernel("gpu_tiled", ops::max_pool2d_forward,
+                    {2, "shared_tile", "a tile of the input and its halo staged in shared memory", max_pool2d_forward}) &&
+    register_kernel("gpu_tiled", ops::max_pool2d_backward,
+                    {2, "gather", "each input gathers the outputs whose argmax it is: no atomics", max_pool2d_backward}) &&
+    register_kernel("gpu_tiled", ops::avg_pool2d_forward,
+                    {2, "shared_tile", "a tile of the input and its halo staged in shared memory", avg_pool2d_forward}) &&
+    register_kernel("gpu_tiled", ops::avg_pool2d_backward,
+                    {2, "gather", "each input gathers the windows that cover it: no atomics", avg_pool2d_backward});
 
 }  // namespace triptych::gpu_tiled

@@ -16,6 +16,7 @@
 // 1000 floats, 28 us, nearly all of it that allocation and the copy back, not the kernels.
 #include "gpu/runtime/cuda.hpp"
 
+#include "common/kernels.hpp"
 #include "gpu/runtime/device.hpp"
 #include "gpu/tiled/block_reduce.hpp"
 #include "gpu/tiled/elementwise.hpp"
@@ -65,5 +66,9 @@ float sum(std::int64_t n, const float* x, Reduction mode) {
     gpu::copy_to_host(&result, total, 1);
     return result;
 }
+
+[[maybe_unused]] const bool registered =
+    register_kernel("gpu_tiled", ops::sum,
+                    {2, "block_tree", "float4 loads, a shared-memory and shuffle tree per block, then the block sums", sum});
 
 }  // namespace triptych::gpu_tiled

@@ -17,6 +17,7 @@
 // other elementwise kernels (sigmoid.cu, tanh.cu, bias.cu).
 #include "gpu/runtime/cuda.hpp"
 
+#include "common/kernels.hpp"
 #include "gpu/tiled/elementwise.hpp"
 #include "gpu/tiled/ops.hpp"
 
@@ -53,5 +54,11 @@ void relu_backward(std::int64_t n, const float* x, const float* dy, float* dx) {
     gpu::launch(relu_backward_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n,
                 scalar_head(n, {x, dy, dx}), x, dy, dx);
 }
+
+[[maybe_unused]] const bool registered =
+    register_kernel("gpu_tiled", ops::relu_forward,
+                    {2, "float4_grid_stride", "float4 loads and stores in a grid-stride loop", relu_forward}) &&
+    register_kernel("gpu_tiled", ops::relu_backward,
+                    {2, "float4_grid_stride", "float4 loads and stores in a grid-stride loop", relu_backward});
 
 }  // namespace triptych::gpu_tiled

@@ -11,6 +11,7 @@
 // exponential at all.
 #include "gpu/runtime/cuda.hpp"
 
+#include "common/kernels.hpp"
 #include "gpu/tiled/elementwise.hpp"
 #include "gpu/tiled/ops.hpp"
 
@@ -52,5 +53,11 @@ void sigmoid_backward(std::int64_t n, const float* y, const float* dy, float* dx
     gpu::launch(sigmoid_backward_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n,
                 scalar_head(n, {y, dy, dx}), y, dy, dx);
 }
+
+[[maybe_unused]] const bool registered =
+    register_kernel("gpu_tiled", ops::sigmoid_forward,
+                    {2, "float4_grid_stride", "float4 loads and stores in a grid-stride loop", sigmoid_forward}) &&
+    register_kernel("gpu_tiled", ops::sigmoid_backward,
+                    {2, "float4_grid_stride", "float4 loads and stores in a grid-stride loop", sigmoid_backward});
 
 }  // namespace triptych::gpu_tiled

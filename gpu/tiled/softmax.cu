@@ -18,6 +18,7 @@
 // columns.
 #include "gpu/runtime/cuda.hpp"
 
+#include "common/kernels.hpp"
 #include "gpu/tiled/block_reduce.hpp"
 #include "gpu/tiled/ops.hpp"
 
@@ -70,5 +71,11 @@ void softmax_backward(std::int64_t rows, std::int64_t cols, const float* y, cons
                     dx);
     });
 }
+
+[[maybe_unused]] const bool registered =
+    register_kernel("gpu_tiled", ops::softmax_forward,
+                    {2, "warp_or_block_per_row", "a warp (short rows) or a block per row, shuffles for the max and the sum", softmax_forward}) &&
+    register_kernel("gpu_tiled", ops::softmax_backward,
+                    {2, "warp_or_block_per_row", "a warp or a block per row, shuffles for the dot product", softmax_backward});
 
 }  // namespace triptych::gpu_tiled

@@ -6,6 +6,7 @@
 // relu.cu for why, and sigmoid.cu, its twin.
 #include "gpu/runtime/cuda.hpp"
 
+#include "common/kernels.hpp"
 #include "gpu/tiled/elementwise.hpp"
 #include "gpu/tiled/ops.hpp"
 
@@ -47,5 +48,11 @@ void tanh_backward(std::int64_t n, const float* y, const float* dy, float* dx) {
     gpu::launch(tanh_backward_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n,
                 scalar_head(n, {y, dy, dx}), y, dy, dx);
 }
+
+[[maybe_unused]] const bool registered =
+    register_kernel("gpu_tiled", ops::tanh_forward,
+                    {2, "float4_grid_stride", "float4 loads and stores in a grid-stride loop", tanh_forward}) &&
+    register_kernel("gpu_tiled", ops::tanh_backward,
+                    {2, "float4_grid_stride", "float4 loads and stores in a grid-stride loop", tanh_backward});
 
 }  // namespace triptych::gpu_tiled

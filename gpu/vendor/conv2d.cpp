@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "common/kernels.hpp"
 #include "common/math.hpp"
 #include "gpu/runtime/device.hpp"
 
@@ -237,5 +238,23 @@ void conv2d_backward_weights(Cudnn& cudnn, const Conv2dShape& s, ConvAlgorithm a
         cudnnConvolutionBackwardBias(handle, &alpha_one, d.y.get(), dy, &beta_zero, bias.get(), db),
         what + ": cudnnConvolutionBackwardBias");
 }
+
+[[maybe_unused]] const bool registered =
+    register_kernel("gpu_vendor", ops::conv2d_forward,
+                    {1, "cudnn", "cudnnConvolutionForward, then cudnnAddTensor for the bias",
+                     [](const Conv2dShape& s, ConvAlgorithm algorithm, const float* x,
+                        const float* w, const float* b,
+                        float* y) { conv2d_forward(cudnn(), s, algorithm, x, w, b, y); }}) &&
+    register_kernel("gpu_vendor", ops::conv2d_backward_data,
+                    {1, "cudnn", "cudnnConvolutionBackwardData",
+                     [](const Conv2dShape& s, ConvAlgorithm algorithm, const float* dy,
+                        const float* w,
+                        float* dx) { conv2d_backward_data(cudnn(), s, algorithm, dy, w, dx); }}) &&
+    register_kernel("gpu_vendor", ops::conv2d_backward_weights,
+                    {1, "cudnn", "cudnnConvolutionBackwardFilter and cudnnConvolutionBackwardBias",
+                     [](const Conv2dShape& s, ConvAlgorithm algorithm, const float* x,
+                        const float* dy, float* dw, float* db) {
+                         conv2d_backward_weights(cudnn(), s, algorithm, x, dy, dw, db);
+                     }});
 
 }  // namespace triptych::gpu_vendor

@@ -1,6 +1,7 @@
 // gpu_vendor conv2d: the three passes through cuDNN (conv2d.cpp says how each ConvAlgorithm maps
 // to cuDNN's algorithms). Shapes as in Conv2dShape; every pointer is device memory; outputs are
 // overwritten. An algorithm cuDNN lacks for the shape throws Unsupported naming both.
+// The backend's kernels (registered in conv2d.cpp) run them on the process's cuDNN state.
 #pragma once
 
 #include "common/ops.hpp"

@@ -25,6 +25,11 @@ CudnnHandle create_cudnn_handle() {
     return CudnnHandle(handle);
 }
 
+Cudnn& cudnn() {
+    static Cudnn state;
+    return state;
+}
+
 namespace {
 // cuDNN's legacy descriptors take int sizes.
 int to_int(std::int64_t size, const std::string& what) {

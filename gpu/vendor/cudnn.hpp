@@ -62,4 +62,8 @@ struct Cudnn {
     std::map<std::string, int> fastest_algorithm;
 };
 
+// The process's cuDNN state, made on first use. Like the handle inside it, it is not for use from
+// two host threads at once.
+Cudnn& cudnn();
+
 }  // namespace triptych::gpu_vendor

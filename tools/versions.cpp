@@ -1,0 +1,71 @@
+// `triptych versions`: every kernel of every op and variant, version by version (the ladders of
+// common/kernels.hpp), with what each step changed and where it is written.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "common/kernels.hpp"
+#include "common/registry.hpp"
+#include "tools/commands.hpp"
+#include "tools/options.hpp"
+
+namespace triptych::tools {
+namespace {
+
+void print_help() {
+    std::puts(
+        "usage: triptych versions [--op NAME] [--backend VARIANT]\n"
+        "\n"
+        "Lists, for every op and variant, each version of its kernel: its number, a short name,\n"
+        "the file it is written in and what it changed from the version before. Versions are\n"
+        "numbered along a ladder: the GPU ladder runs through gpu_naive, then gpu_tiled (GEMM:\n"
+        "1-2 in gpu_naive, 3 and up in gpu_tiled), the CPU ladder through cpu_naive, then\n"
+        "cpu_eigen_omp. A variant runs its default version (marked *, its best); any version\n"
+        "runs by name: triptych check --op gemm --backend gpu_tiled@5, and the same spelling in\n"
+        "the benchmarks' rows, the report and the lessons.\n"
+        "\n"
+        "  --op NAME         only this op (gemm, relu_forward, conv2d_forward, ...)\n"
+        "  --backend NAME    only this variant");
+}
+
+}  // namespace
+
+int versions_main(const Args& args) {
+    Options options("versions", args, {"--op", "--backend"}, {"--help"});
+    if (options.has("--help")) {
+        print_help();
+        return 0;
+    }
+    std::vector<Op> ops(all_ops().begin(), all_ops().end());
+    if (options.has("--op")) ops = {op_named(options.get("--op"))};
+    std::vector<std::string> variants = built_backend_names();
+    if (options.has("--backend")) {
+        const std::string wanted = options.get("--backend");
+        bool known = false;
+        for (const std::string& v : variants) known = known || v == wanted;
+        if (!known) backend(wanted);  // throws, naming the available backends
+        variants = {wanted};
+    }
+
+    std::printf("%-24s %-14s %-9s %-20s %-28s %s\n", "op", "variant", "version", "name", "file",
+                "what changed");
+    int rows = 0;
+    for (Op op : ops) {
+        for (const std::string& variant : variants) {
+            for (const KernelVersion& v : kernel_versions(variant, op)) {
+                const std::string number = std::to_string(v.number) + (v.is_default ? " *" : "");
+                std::printf("%-24s %-14s %-9s %-20s %-28s %s\n", std::string(op_name(op)).c_str(),
+                            variant.c_str(), number.c_str(), v.name.c_str(), v.file.c_str(),
+                            v.change.c_str());
+                ++rows;
+            }
+        }
+    }
+    if (rows == 0) std::puts("(no kernels: this op has none in the variants of this build)");
+    std::puts(
+        "\n* the variant's default, its best: what --backend <variant> runs. --backend "
+        "<variant>@<N>\n  runs version N of the ops that have one (the others at their default).");
+    return 0;
+}
+
+}  // namespace triptych::tools
