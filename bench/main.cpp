@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "bench/suites.hpp"
+#include "common/kernels.hpp"
 #include "common/registry.hpp"
 #include "triptych_config.hpp"
 
@@ -96,6 +97,33 @@ std::string variant_kinds() {
     return out;
 }
 
+// The versions of every op that some variant has more than one of, as JSON:
+//   {"gemm": {"gpu_naive": [[1, "uncoalesced", false], [2, "coalesced", true]], ...}}
+// (number, name, whether it is the default). The report's ladder tables read it: the default's
+// rows carry the plain variant name, the others "<variant>@<N>".
+std::string version_ladders() {
+    std::string ops_json;
+    for (Op op : all_ops()) {
+        std::string variants_json;
+        bool several = false;
+        for (const std::string& name : backend_names()) {
+            const std::vector<KernelVersion> versions = kernel_versions(name, op);
+            if (versions.empty()) continue;
+            several = several || versions.size() > 1;
+            std::string list;
+            for (const KernelVersion& v : versions)
+                list += (list.empty() ? "" : ", ") + std::string("[") + std::to_string(v.number) +
+                        ", \"" + v.name + "\", " + (v.is_default ? "true" : "false") + "]";
+            variants_json += (variants_json.empty() ? "" : ", ") + ("\"" + name + "\": [") + list +
+                             "]";
+        }
+        if (several)
+            ops_json += (ops_json.empty() ? "" : ", ") + ("\"" + std::string(op_name(op)) + "\": {") +
+                        variants_json + "}";
+    }
+    return "{" + ops_json + "}";
+}
+
 // The GPU this build runs kernels on, or why there is none.
 void add_gpu_context() {
 #if TRIPTYCH_GPU_OFF
@@ -136,6 +164,7 @@ void add_context(const Options& options) {
     benchmark::AddCustomContext("triptych_eigen_blas", "off");
 #endif
     benchmark::AddCustomContext("triptych_variants", variant_kinds());
+    benchmark::AddCustomContext("triptych_versions", version_ladders());
     benchmark::AddCustomContext("triptych_quick", options.quick ? "yes" : "no");
     add_gpu_context();
 }

@@ -198,6 +198,11 @@ class Machine:
                 self.kinds[name] = kind
         self.has_gpu = "gpu" in self.kinds.values()
         self.gpu = context.get("triptych_gpu", NO_GPU)
+        # {op: {variant: [[number, name, is_default], ...]}} for ops with several versions.
+        try:
+            self.versions = json.loads(context.get("triptych_versions", "{}"))
+        except json.JSONDecodeError as e:
+            raise ReportError(f"the context's triptych_versions is not JSON ({e})")
 
     def kind(self, variant):
         if variant.endswith("_on_simulator"):
@@ -305,15 +310,65 @@ def fmt_ms(seconds):
 
 # --- GEMM ---------------------------------------------------------------------------------------
 
-def gemm_series(rows, machine):
-    """{series: {size: Row}} for every GEMM row except the simulator's."""
+def gemm_series(rows, machine, versions=False):
+    """{series: {size: Row}} for every GEMM row except the simulator's: the variants (their
+    default versions) and openblas, and with `versions` the other versions too ("gpu_tiled@3")."""
     series = {}
     for (op, variant, size), row in rows.items():
-        if machine.kind(variant) == "simulator":
+        if machine.kind(variant) == "simulator" or (not versions and "@" in variant):
             continue
         if op == "gemm":
             series.setdefault(variant, {})[size] = row
     return series
+
+
+def ladder_section(rows, machine, op="gemm"):
+    """The GPU ladder of `op` (gpu_naive's versions, then gpu_tiled's): per version and size,
+    GFLOP/s, % of gpu_vendor (cuBLAS) and the gain over the version before. The table lesson 03
+    quotes (tools/lesson_tables.py copies it there)."""
+    text = f"## The {op.upper()} ladder: every version on the GPU\n\n"
+    ladder = []  # (series, number, variant, name) in ladder order
+    for variant, versions in machine.versions.get(op, {}).items():
+        if variant == "gpu_vendor" or machine.kind(variant) == "cpu":
+            continue
+        for number, name, is_default in versions:
+            ladder.append((variant if is_default else f"{variant}@{number}", number, variant, name))
+    if not ladder:
+        return text + f"This build has no GPU versions of {op}.\n"
+    intro = (f"Each version is one kernel (`triptych versions --op {op}`), run by name as "
+             "`<variant>@<N>` (the default version of a variant is its plain name). Each cell: "
+             "GFLOP/s, then the percentage of cuBLAS (gpu_vendor, FP32) at the same size, then "
+             "the gain over the version before. Medians of the repetitions.\n\n")
+    series = gemm_series(rows, machine, versions=True)
+    if not machine.has_gpu:
+        listing = [[str(n), v, name] for _, n, v, name in ladder]
+        return text + intro + (f"{machine.gpu}: the ladder is measured on a real GPU only. Its "
+                               "steps:\n\n" + table(["version", "variant", "kernel"], listing))
+    sizes = sorted({s for name, *_ in ladder for s in series.get(name, {})
+                    if len(set(s)) == 1 and s[0] >= 1024}, key=lambda s: s[0])
+    if not sizes:
+        sizes = sorted({s for name, *_ in ladder for s in series.get(name, {})
+                        if len(set(s)) == 1}, key=lambda s: s[0])
+    vendor = series.get("gpu_vendor", {})
+    body, previous = [], None
+    for name, number, variant, kernel in ladder:
+        cells = []
+        for size in sizes:
+            row = series.get(name, {}).get(size)
+            if not row:
+                cells.append("—")
+                continue
+            parts = [fmt_percent(100 * row.rate / vendor[size].rate)] if size in vendor else []
+            before = series.get(previous, {}).get(size) if previous else None
+            if before:
+                parts.append(fmt_times(row.rate / before.rate))
+            cells.append(fmt_number(row.rate / 1e9) + (f" ({', '.join(parts)})" if parts else ""))
+        body.append([str(number), f"{variant}@{number}", kernel] + cells)
+        previous = name
+    if vendor:
+        body.append(["—", "gpu_vendor", "cuBLAS"] + [fmt_number(vendor[s].rate / 1e9)
+                                                     if s in vendor else "—" for s in sizes])
+    return text + intro + table(["version", "run as", "kernel"] + [f"{s[0]}³" for s in sizes], body)
 
 
 def gemm_table(series, machine, sizes, cell, without=None):
@@ -1005,6 +1060,7 @@ def report_markdown(doc, rows, skipped, machine, charts, json_name, peer=None):
     parts = ["# triptych benchmark report\n",
              machine_section(doc, machine, json_name),
              *gemm_sections(series, machine),
+             ladder_section(rows, machine),
              relu_section(rows, machine),
              *memory_bound_sections(rows, machine),
              sum_section(rows, machine),

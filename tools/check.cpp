@@ -61,8 +61,9 @@ std::vector<std::string> backends_to_check(const check::OpCheck& op, const std::
     }
     const Backend& b = backend(only);
     if (b.pinned_version() == 0) return {only};
-    for (const std::string& name : check::versions_to_check(op, b.variant()))
-        if (name == only) return {only};
+    for (Op kernel : op.kernels)
+        for (const KernelVersion& v : kernel_versions(b.variant(), kernel))
+            if (v.number == b.pinned_version()) return {only};
     return {};
 }
 

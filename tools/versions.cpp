@@ -47,14 +47,14 @@ int versions_main(const Args& args) {
         variants = {wanted};
     }
 
-    std::printf("%-24s %-14s %-9s %-20s %-28s %s\n", "op", "variant", "version", "name", "file",
+    std::printf("%-24s %-14s %-9s %-20s %-34s %s\n", "op", "variant", "version", "name", "file",
                 "what changed");
     int rows = 0;
     for (Op op : ops) {
         for (const std::string& variant : variants) {
             for (const KernelVersion& v : kernel_versions(variant, op)) {
                 const std::string number = std::to_string(v.number) + (v.is_default ? " *" : "");
-                std::printf("%-24s %-14s %-9s %-20s %-28s %s\n", std::string(op_name(op)).c_str(),
+                std::printf("%-24s %-14s %-9s %-20s %-34s %s\n", std::string(op_name(op)).c_str(),
                             variant.c_str(), number.c_str(), v.name.c_str(), v.file.c_str(),
                             v.change.c_str());
                 ++rows;

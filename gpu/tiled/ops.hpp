@@ -1,6 +1,6 @@
 // gpu_tiled: the optimised hand-written kernels. GEMM stages tiles of A and B in shared memory and
-// gives each thread an 8x8 block of C in registers; the fused dense forward is that GEMM with bias
-// and activation applied before the store. Elementwise ops, which have no data to reuse, use
+// gives each thread an 8x8 block of C in registers (versions 3-8 of the ladder, gemm.cu); the
+// fused dense forward is that GEMM with bias and activation applied before the store. Elementwise ops, which have no data to reuse, use
 // float4 loads and a grid-stride loop instead (elementwise.hpp); reductions use shared-memory trees
 // and warp shuffles (block_reduce.hpp). See each .cu file for why.
 // Host launchers, one op per .cu file; every pointer is device memory.
@@ -14,12 +14,10 @@
 
 namespace triptych::gpu_tiled {
 
-// gemm.cu. Version 3 of lesson 03's GEMM (2D block tiling); the gpu_tiled variant.
+// gemm.cu: the default GEMM (version 8 of the ladder, see gemm.cu), which the im2col
+// convolution also runs; and Y = act(X * W^T + b) in one kernel, version 8 with a bias +
+// activation epilogue. The other versions are registered in their own files (gemm_v*.cu).
 void gemm(const GemmShape& s, const float* A, const float* B, float* C);
-// Version 2 (32 x 32 shared-memory tiles), kept so that lesson 03 and the benchmarks can show
-// the gain of each step: naive (gpu_naive::gemm), shared tiles, then 2D block tiling.
-void gemm_shared_tiles(const GemmShape& s, const float* A, const float* B, float* C);
-// Y = act(X * W^T + b) in one kernel: version 3 with a bias + activation epilogue.
 void dense_forward(const DenseShape& s, const float* X, const float* W, const float* b, float* Y);
 
 // relu.cu, sigmoid.cu, tanh.cu: elementwise over n floats; y may be x.

@@ -112,7 +112,7 @@ def simulator_run():
 def gpu_run():
     rows = cpu_benchmarks()
     rows += gemm_rows("gpu_naive", 64, 80) + gemm_rows("gpu_tiled", 64, 400)
-    rows += gemm_rows("gpu_tiled@3", 64, 600)
+    rows += gemm_rows("gpu_naive@1", 64, 20) + gemm_rows("gpu_tiled@3", 64, 600)
     rows += gemm_rows("gpu_vendor", 64, 800)
     rows += stream_row("relu_forward", "gpu_tiled", 65536, 1000)
     rows += stream_row("copy", "device", 65536, 2000)
@@ -128,8 +128,13 @@ def gpu_run():
     rows += dense_row("dense_forward", "gpu_tiled", 1024, 4096, 4096, 0.5)
     rows += dense_row("dense_forward_unfused", "gpu_tiled", 1024, 4096, 4096, 0.6)
     variants = "cpu_naive=cpu,cpu_eigen_omp=cpu,gpu_naive=gpu,gpu_tiled=gpu,gpu_vendor=gpu"
+    versions = {"gemm": {"cpu_naive": [[1, "loops", True]],
+                         "gpu_naive": [[1, "uncoalesced", False], [2, "coalesced", True]],
+                         "gpu_tiled": [[3, "shared_tiles", False], [8, "double_buffer", True]],
+                         "gpu_vendor": [[1, "cublas", True]]}}
     return {"context": context(variants, gpu="NVIDIA H200", triptych_gpu_sms="132",
-                               triptych_gpu_memory_gib="139.8"), "benchmarks": rows}
+                               triptych_gpu_memory_gib="139.8",
+                               triptych_versions=json.dumps(versions)), "benchmarks": rows}
 
 
 def run_report(json_path, out, peer=None):
@@ -398,8 +403,20 @@ class WithGpu(OneReport):
         table = self.tables["GPU kernels as % of gpu_vendor (cuBLAS)"]
         self.assertEqual(cell(table, "64", "gpu_naive"), "10%")
         self.assertEqual(cell(table, "64", "gpu_tiled"), "50%")
-        self.assertEqual(cell(table, "64", "gpu_tiled@3"), "75%")
         self.assertEqual(cell(table, "64", "gpu_vendor GFLOP/s"), "800")
+        # Versions other than a variant's default belong to the ladder, not to this table.
+        self.assertNotIn("gpu_tiled@3", table[0])
+
+    def test_the_gemm_ladder_lists_every_gpu_version_in_order_with_its_share_of_cublas(self):
+        table = self.tables["The GEMM ladder: every version on the GPU"]
+        ladder = [row["run as"] for row in table]
+        self.assertEqual(ladder, ["gpu_naive@1", "gpu_naive@2", "gpu_tiled@3", "gpu_tiled@8",
+                                  "gpu_vendor"])
+        # GFLOP/s (share of cuBLAS's 800, gain over the version before); 64 is the only size.
+        self.assertEqual(cell(table, "1", "64³"), "20.0 (2.5%)")
+        self.assertEqual(cell(table, "2", "64³"), "80.0 (10%, 4.00×)")
+        self.assertEqual(cell(table, "3", "64³"), "600 (75%, 7.50×)")
+        self.assertEqual(cell(table, "8", "64³"), "400 (50%, 0.67×)")
 
     def test_gpu_columns_hold_gpu_figures(self):
         gflops = self.tables["GEMM throughput (GFLOP/s)"]

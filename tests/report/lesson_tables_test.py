@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""tools/lesson_tables.py on a lesson folder of its own: a table is written from a recorded run,
+is checked against it, and a planted change (one digit of the table) fails the check.
+
+    lesson_tables_test.py --tool tools/lesson_tables.py
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+TOOL = None  # set from the command line
+
+README = """# Lesson 99
+
+Some prose.
+
+<!-- generated table: gemm_ladder, source ladder.json -->
+stale text
+<!-- end of generated table -->
+
+More prose.
+"""
+
+
+def median(run_name, gflops, n):
+    seconds = 2 * n**3 / (gflops * 1e9)
+    return {"name": run_name + "_median", "run_name": run_name, "run_type": "aggregate",
+            "aggregate_name": "median", "repetitions": 3, "real_time": seconds * 1e6,
+            "cpu_time": seconds * 1e6, "time_unit": "us", "flops": gflops * 1e9}
+
+
+def gpu_run():
+    versions = {"gemm": {"gpu_naive": [[1, "uncoalesced", False], [2, "coalesced", True]],
+                         "gpu_tiled": [[3, "shared_tiles", True]],
+                         "gpu_vendor": [[1, "cublas", True]]}}
+    rows = [median(f"gemm/{v}/1024x1024x1024/real_time", g, 1024)
+            for v, g in (("gpu_naive@1", 100), ("gpu_naive", 400), ("gpu_tiled", 8000),
+                         ("gpu_vendor", 20000))]
+    rows.append(median("relu_forward/gpu_tiled/65536/real_time", 1, 1))  # not kept
+    context = {"date": "2026-12-01T12:00:00+00:00", "host_name": "gpuhost", "num_cpus": 16,
+               "triptych_build": "cuda", "triptych_build_type": "Release",
+               "triptych_variants": "gpu_naive=gpu,gpu_tiled=gpu,gpu_vendor=gpu",
+               "triptych_gpu": "NVIDIA H200", "triptych_versions": json.dumps(versions)}
+    return {"context": context, "benchmarks": rows}
+
+
+class LessonTables(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.lessons = os.path.join(self.dir, "lessons")
+        os.makedirs(os.path.join(self.lessons, "99_test"))
+        self.readme = os.path.join(self.lessons, "99_test", "README.md")
+        with open(self.readme, "w", encoding="utf-8") as f:
+            f.write(README)
+        self.run_json = os.path.join(self.dir, "run.json")
+        with open(self.run_json, "w", encoding="utf-8") as f:
+            json.dump(gpu_run(), f)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def tool(self, *args):
+        return subprocess.run([sys.executable, TOOL, "--lessons", self.lessons, *args],
+                              capture_output=True, text=True)
+
+    def text(self):
+        with open(self.readme, encoding="utf-8") as f:
+            return f.read()
+
+    def test_a_table_without_a_recorded_run_says_so_and_stale_text_fails_the_check(self):
+        self.assertEqual(self.tool("--check").returncode, 1)
+        self.assertEqual(self.tool("--from", os.devnull).returncode, 1)  # not JSON: refused
+        text = self.text().replace("stale text\n", "")
+        with open(self.readme, "w", encoding="utf-8") as f:
+            f.write(text)
+        self.assertEqual(self.tool("--check").returncode, 1)
+
+    def test_a_recorded_run_becomes_the_table_and_a_planted_digit_fails_the_check(self):
+        result = self.tool("--from", self.run_json)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        text = self.text()
+        self.assertIn("Measured on: NVIDIA H200, host gpuhost, 2026-12-01", text)
+        self.assertIn("| 3 | gpu_tiled@3 | shared_tiles | 8000 (40%, 20.0×) |", text)
+        self.assertTrue(text.startswith("# Lesson 99\n\nSome prose."))
+        self.assertTrue(text.endswith("<!-- end of generated table -->\n\nMore prose.\n"))
+        with open(os.path.join(self.lessons, "99_test", "ladder.json"), encoding="utf-8") as f:
+            kept = json.load(f)
+        self.assertEqual(len(kept["benchmarks"]), 4)  # only the gemm rows
+        self.assertEqual(self.tool("--check").returncode, 0)
+
+        with open(self.readme, "w", encoding="utf-8") as f:
+            f.write(text.replace("8000 (40%", "8001 (40%"))
+        result = self.tool("--check")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("out of date", result.stderr)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tool", required=True)
+    args, rest = parser.parse_known_args()
+    TOOL = args.tool
+    unittest.main(argv=[sys.argv[0]] + rest)
