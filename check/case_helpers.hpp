@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,6 +52,22 @@ double timed(const Backend& backend, Op op) {
     op();
     backend.synchronize();
     return timer.seconds();
+}
+
+// NaN, +inf and -inf, in turn, in place of every 7th value from index 3: the inputs of the checks
+// of each op's rule for non-finite numbers (Values::non_finite; common/backend.hpp states the rules).
+inline void plant_non_finite(std::vector<float>& values) {
+    constexpr float special[] = {std::numeric_limits<float>::quiet_NaN(),
+                                 std::numeric_limits<float>::infinity(),
+                                 -std::numeric_limits<float>::infinity()};
+    for (std::size_t i = 3, k = 0; i < values.size(); i += 7, ++k) values[i] = special[k % 3];
+}
+
+// The output of a non-finite case: a fresh tensor filled with a finite marker instead of NaN, so
+// that an element whose reference is NaN still fails when nobody writes it.
+inline Tensor marked_output(const Backend& backend, const Shape& shape) {
+    return backend.upload(shape, std::vector<float>(static_cast<std::size_t>(shape.elements()),
+                                                    -12345.0f));
 }
 
 inline CaseResult result_for(const Backend& backend, std::string op, std::string shape) {

@@ -261,6 +261,16 @@ std::vector<float> tied_values(std::int64_t count, Rng& rng) {
     return x;
 }
 
+// "N2 C3 ... pad 1,1", or with " NaN+-inf" for a case of non-finite inputs.
+std::string describe(const Pool2dShape& s, Values values) {
+    return values == Values::non_finite ? s.str() + " NaN+-inf" : s.str();
+}
+
+// A separate output: NaN everywhere (allocate), or the finite marker of a non-finite case.
+Tensor fresh_output(const Backend& backend, const Shape& shape, Values values) {
+    return values == Values::non_finite ? marked_output(backend, shape) : backend.allocate(shape);
+}
+
 // The most windows one input element can fall in: ceil(window / stride) in each dimension.
 std::int64_t windows_per_element(const Pool2dShape& s) {
     return ceil_div(s.window_h, s.stride_h) * ceil_div(s.window_w, s.stride_w);
@@ -271,23 +281,25 @@ std::int64_t windows_per_element(const Pool2dShape& s) {
 // max_pool2d_forward: {y, argmax}. Tolerance: none. Both only copy an input value or its index
 // (exact in a float up to 2^24, which Pool2dShape::validate ensures).
 std::vector<CaseResult> check_max_pool2d_forward(const Backend& backend, const Pool2dShape& s,
-                                                 std::uint64_t seed) {
+                                                 std::uint64_t seed, Values values) {
     s.validate("max_pool2d_forward");
     Rng rng(seed);
-    const std::vector<float> x = tied_values(s.x_shape().elements(), rng);
+    std::vector<float> x = tied_values(s.x_shape().elements(), rng);
+    if (values == Values::non_finite) plant_non_finite(x);
     std::vector<double> ref_y(static_cast<std::size_t>(s.y_shape().elements())),
         ref_argmax(ref_y.size());
     cpu_naive::max_pool2d_forward<double>(s, widen(x).data(), ref_y.data(), ref_argmax.data());
 
     const Tensor X = backend.upload(s.x_shape(), x);
-    Tensor Y = backend.allocate(s.y_shape());
-    Tensor Argmax = backend.allocate(s.y_shape());
-    CaseResult y = result_for(backend, "max_pool2d_forward", s.str() + " y");
-    CaseResult argmax = result_for(backend, "max_pool2d_forward", s.str() + " argmax");
+    Tensor Y = fresh_output(backend, s.y_shape(), values);
+    Tensor Argmax = fresh_output(backend, s.y_shape(), values);
+    const std::string shape = s.str() + (values == Values::non_finite ? " NaN+-inf" : "");
+    CaseResult y = result_for(backend, "max_pool2d_forward", shape + " y");
+    CaseResult argmax = result_for(backend, "max_pool2d_forward", shape + " argmax");
     y.seconds = argmax.seconds =
         timed(backend, [&] { backend.max_pool2d_forward(s, X, Y, Argmax); });
     y.tolerance = "exact";
-    argmax.tolerance = "exact (first of ties)";
+    argmax.tolerance = "exact (first of ties, first NaN)";
     y.comparison = compare(backend.download(Y), ref_y, Tolerance{});
     argmax.comparison = compare(backend.download(Argmax), ref_argmax, Tolerance{});
     return {y, argmax};
@@ -297,11 +309,12 @@ std::vector<CaseResult> check_max_pool2d_forward(const Backend& backend, const P
 // where windows do not overlap, each dx is one dy or 0: exact. Otherwise an element collects at
 // most m = windows_per_element dy values, a sum of m terms: 2 (m + 1) u sum|dy|.
 CaseResult check_max_pool2d_backward(const Backend& backend, const Pool2dShape& s,
-                                     std::uint64_t seed) {
+                                     std::uint64_t seed, Values values) {
     s.validate("max_pool2d_backward");
     Rng rng(seed);
     const std::vector<float> x = tied_values(s.x_shape().elements(), rng);
-    const std::vector<float> dy = random_values(s.y_shape().elements(), rng);
+    std::vector<float> dy = random_values(s.y_shape().elements(), rng);
+    if (values == Values::non_finite) plant_non_finite(dy);
     std::vector<double> y(static_cast<std::size_t>(s.y_shape().elements())), argmax(y.size());
     cpu_naive::max_pool2d_forward<double>(s, widen(x).data(), y.data(), argmax.data());
     const std::vector<double> wide_dy = widen(dy);
@@ -313,8 +326,8 @@ CaseResult check_max_pool2d_backward(const Backend& backend, const Pool2dShape& 
     const Tensor dY = backend.upload(s.y_shape(), dy);
     const Tensor Argmax =
         backend.upload(s.y_shape(), std::vector<float>(argmax.begin(), argmax.end()));
-    Tensor dX = backend.allocate(s.x_shape());
-    CaseResult r = result_for(backend, "max_pool2d_backward", s.str());
+    Tensor dX = fresh_output(backend, s.x_shape(), values);
+    CaseResult r = result_for(backend, "max_pool2d_backward", describe(s, values));
     r.seconds = timed(backend, [&] { backend.max_pool2d_backward(s, dY, Argmax, dX); });
     const std::int64_t m = windows_per_element(s);
     const double rtol = m == 1 ? 0.0 : 2.0 * double(m + 1) * unit_roundoff;
@@ -327,18 +340,19 @@ CaseResult check_max_pool2d_backward(const Backend& backend, const Pool2dShape& 
 // then a division (or a multiplication by a rounded reciprocal, two roundings):
 // 2 (window_h window_w + 2) u mean|x|.
 CaseResult check_avg_pool2d_forward(const Backend& backend, const Pool2dShape& s,
-                                    std::uint64_t seed) {
+                                    std::uint64_t seed, Values values) {
     s.validate("avg_pool2d_forward");
     Rng rng(seed);
-    const std::vector<float> x = random_values(s.x_shape().elements(), rng);
+    std::vector<float> x = random_values(s.x_shape().elements(), rng);
+    if (values == Values::non_finite) plant_non_finite(x);
     const std::vector<double> wide_x = widen(x);
     std::vector<double> ref(static_cast<std::size_t>(s.y_shape().elements())), scale(ref.size());
     cpu_naive::avg_pool2d_forward<double>(s, wide_x.data(), ref.data());
     cpu_naive::avg_pool2d_forward<double>(s, absolute(wide_x).data(), scale.data());
 
     const Tensor X = backend.upload(s.x_shape(), x);
-    Tensor Y = backend.allocate(s.y_shape());
-    CaseResult r = result_for(backend, "avg_pool2d_forward", s.str());
+    Tensor Y = fresh_output(backend, s.y_shape(), values);
+    CaseResult r = result_for(backend, "avg_pool2d_forward", describe(s, values));
     r.seconds = timed(backend, [&] { backend.avg_pool2d_forward(s, X, Y); });
     const double rtol = 2.0 * double(s.window_h * s.window_w + 2) * unit_roundoff;
     r.tolerance = format("%.2g * mean|x|", rtol);
@@ -350,18 +364,19 @@ CaseResult check_avg_pool2d_forward(const Backend& backend, const Pool2dShape& s
 // roundings, and an element adds at most m = windows_per_element shares: 2 (m + 2) u
 // sum|dy / count|.
 CaseResult check_avg_pool2d_backward(const Backend& backend, const Pool2dShape& s,
-                                     std::uint64_t seed) {
+                                     std::uint64_t seed, Values values) {
     s.validate("avg_pool2d_backward");
     Rng rng(seed);
-    const std::vector<float> dy = random_values(s.y_shape().elements(), rng);
+    std::vector<float> dy = random_values(s.y_shape().elements(), rng);
+    if (values == Values::non_finite) plant_non_finite(dy);
     const std::vector<double> wide_dy = widen(dy);
     std::vector<double> ref(static_cast<std::size_t>(s.x_shape().elements())), scale(ref.size());
     cpu_naive::avg_pool2d_backward<double>(s, wide_dy.data(), ref.data());
     cpu_naive::avg_pool2d_backward<double>(s, absolute(wide_dy).data(), scale.data());
 
     const Tensor dY = backend.upload(s.y_shape(), dy);
-    Tensor dX = backend.allocate(s.x_shape());
-    CaseResult r = result_for(backend, "avg_pool2d_backward", s.str());
+    Tensor dX = fresh_output(backend, s.x_shape(), values);
+    CaseResult r = result_for(backend, "avg_pool2d_backward", describe(s, values));
     r.seconds = timed(backend, [&] { backend.avg_pool2d_backward(s, dY, dX); });
     const double rtol = 2.0 * double(windows_per_element(s) + 2) * unit_roundoff;
     r.tolerance = format("%.2g * sum|dy/n|", rtol);
@@ -464,10 +479,12 @@ std::vector<CaseResult> run_max_pool2d(const Backend& b, const std::string& text
                                        std::uint64_t seed) {
     const Pool2dShape s = parse_pool2d_shape("max_pool2d", text);
     std::vector<CaseResult> results;
-    run_or_note(results, b, "max_pool2d_forward", s.str(),
-                [&] { return check_max_pool2d_forward(b, s, seed); });
-    run_or_note(results, b, "max_pool2d_backward", s.str(),
-                [&] { return check_max_pool2d_backward(b, s, seed); });
+    for (Values values : {Values::finite, Values::non_finite}) {
+        run_or_note(results, b, "max_pool2d_forward", describe(s, values),
+                    [&] { return check_max_pool2d_forward(b, s, seed, values); });
+        run_or_note(results, b, "max_pool2d_backward", describe(s, values),
+                    [&] { return check_max_pool2d_backward(b, s, seed, values); });
+    }
     return results;
 }
 
@@ -475,10 +492,12 @@ std::vector<CaseResult> run_avg_pool2d(const Backend& b, const std::string& text
                                        std::uint64_t seed) {
     const Pool2dShape s = parse_pool2d_shape("avg_pool2d", text);
     std::vector<CaseResult> results;
-    run_or_note(results, b, "avg_pool2d_forward", s.str(),
-                [&] { return check_avg_pool2d_forward(b, s, seed); });
-    run_or_note(results, b, "avg_pool2d_backward", s.str(),
-                [&] { return check_avg_pool2d_backward(b, s, seed); });
+    for (Values values : {Values::finite, Values::non_finite}) {
+        run_or_note(results, b, "avg_pool2d_forward", describe(s, values),
+                    [&] { return check_avg_pool2d_forward(b, s, seed, values); });
+        run_or_note(results, b, "avg_pool2d_backward", describe(s, values),
+                    [&] { return check_avg_pool2d_backward(b, s, seed, values); });
+    }
     return results;
 }
 

@@ -80,8 +80,17 @@ CaseResult check_gemm(const Backend& backend, const GemmShape& s, std::uint64_t 
     return r;
 }
 
+namespace {
+// "[33, 65]", or "[33, 65] NaN+-inf" for a case of non-finite inputs.
+std::string describe(const Shape& shape, Values values) {
+    return values == Values::non_finite ? shape.str() + " NaN+-inf" : shape.str();
+}
+}  // namespace
+
 // ReLU inputs: uniform in [-1, 1) with every 7th value exactly 0, where the convention (gradient
-// 0 at 0) matters. Both directions are exact in float32: max and select do not round.
+// 0 at 0) matters. Both directions are exact in float32: max and select do not round. With
+// non-finite values planted (every 7th from index 3, so never on a 0), NaN must stay NaN and
+// infinities give their limits (common/activations.hpp).
 namespace {
 std::vector<float> relu_input(std::int64_t count, Rng& rng) {
     std::vector<float> x = random_values(count, rng);
@@ -90,33 +99,42 @@ std::vector<float> relu_input(std::int64_t count, Rng& rng) {
 }
 }  // namespace
 
-CaseResult check_relu_forward(const Backend& backend, const Shape& shape, std::uint64_t seed) {
+CaseResult check_relu_forward(const Backend& backend, const Shape& shape, std::uint64_t seed,
+                              Values values) {
     Rng rng(seed);
-    const std::vector<float> x = relu_input(shape.elements(), rng);
+    std::vector<float> x = relu_input(shape.elements(), rng);
+    if (values == Values::non_finite) plant_non_finite(x);
     std::vector<double> ref(x.size());
     cpu_naive::relu_forward<double>(shape.elements(), widen(x).data(), ref.data());
 
     const Tensor X = backend.upload(shape, x);
-    Tensor Y = backend.allocate(shape);
-    CaseResult r = result_for(backend, "relu_forward", shape.str());
+    Tensor Y = values == Values::non_finite ? marked_output(backend, shape) : backend.allocate(shape);
+    CaseResult r = result_for(backend, "relu_forward", describe(shape, values));
     r.seconds = timed(backend, [&] { backend.relu_forward(X, Y); });
     r.tolerance = "exact";
     r.comparison = compare(backend.download(Y), ref, Tolerance{});
     return r;
 }
 
-CaseResult check_relu_backward(const Backend& backend, const Shape& shape, std::uint64_t seed) {
+CaseResult check_relu_backward(const Backend& backend, const Shape& shape, std::uint64_t seed,
+                               Values values) {
     Rng rng(seed);
-    const std::vector<float> x = relu_input(shape.elements(), rng);
-    const std::vector<float> dy = random_values(shape.elements(), rng);
+    std::vector<float> x = relu_input(shape.elements(), rng);
+    std::vector<float> dy = random_values(shape.elements(), rng);
+    if (values == Values::non_finite) {
+        plant_non_finite(x);
+        // dy's specials land 3 later than x's, so some meet a positive x and pass through.
+        std::rotate(dy.begin(), dy.begin() + std::min<std::size_t>(3, dy.size()), dy.end());
+        plant_non_finite(dy);
+    }
     std::vector<double> ref(x.size());
     cpu_naive::relu_backward<double>(shape.elements(), widen(x).data(), widen(dy).data(),
                                      ref.data());
 
     const Tensor X = backend.upload(shape, x);
     const Tensor dY = backend.upload(shape, dy);
-    Tensor dX = backend.allocate(shape);
-    CaseResult r = result_for(backend, "relu_backward", shape.str());
+    Tensor dX = values == Values::non_finite ? marked_output(backend, shape) : backend.allocate(shape);
+    CaseResult r = result_for(backend, "relu_backward", describe(shape, values));
     r.seconds = timed(backend, [&] { backend.relu_backward(X, dY, dX); });
     r.tolerance = "exact";
     r.comparison = compare(backend.download(dX), ref, Tolerance{});
@@ -138,8 +156,15 @@ std::string describe(const Shape& shape, const std::string& detail) {
     return detail.empty() ? shape.str() : shape.str() + " " + detail;
 }
 
-std::string describe(const Shape& shape, Output output) {
-    return describe(shape, output == Output::in_place ? "in place" : "");
+std::string describe(const Shape& shape, Output output, Values values = Values::finite) {
+    std::string detail = output == Output::in_place ? "in place" : "";
+    if (values == Values::non_finite) detail += std::string(detail.empty() ? "" : " ") + "NaN+-inf";
+    return describe(shape, detail);
+}
+
+// A separate output: NaN everywhere (allocate), or the finite marker of a non-finite case.
+Tensor fresh_output(const Backend& backend, const Shape& shape, Values values) {
+    return values == Values::non_finite ? marked_output(backend, shape) : backend.allocate(shape);
 }
 
 // For sigmoid and tanh: uniform in [-12, 12) (both saturate within it), with every 11th element
@@ -162,15 +187,16 @@ using ReferenceBackward = void (*)(std::int64_t n, const double* y, const double
 CaseResult check_activation_forward(const Backend& backend, const std::string& op,
                                     ElementwiseForward forward, ReferenceForward reference,
                                     double ulps, const Shape& shape, Output output,
-                                    std::uint64_t seed) {
+                                    std::uint64_t seed, Values values) {
     Rng rng(seed);
-    const std::vector<float> x = activation_input(shape.elements(), rng);
+    std::vector<float> x = activation_input(shape.elements(), rng);
+    if (values == Values::non_finite) plant_non_finite(x);
     std::vector<double> ref(x.size());
     reference(shape.elements(), widen(x).data(), ref.data());
 
     Tensor X = backend.upload(shape, x);
-    Tensor Y = output == Output::in_place ? X : backend.allocate(shape);
-    CaseResult r = result_for(backend, op, describe(shape, output));
+    Tensor Y = output == Output::in_place ? X : fresh_output(backend, shape, values);
+    CaseResult r = result_for(backend, op, describe(shape, output, values));
     r.seconds = timed(backend, [&] { (backend.*forward)(X, Y); });
     r.tolerance = format("%gu |y| + 2^-126", ulps);
     r.comparison =
@@ -184,18 +210,23 @@ CaseResult check_activation_backward(const Backend& backend, const std::string& 
                                      ElementwiseBackward backward, ReferenceBackward reference,
                                      float y_low, double (*magnitude)(double y, double dy),
                                      const std::string& tolerance, const Shape& shape,
-                                     Output output, std::uint64_t seed) {
+                                     Output output, std::uint64_t seed, Values values) {
     Rng rng(seed);
-    const std::vector<float> y = random_values(shape.elements(), rng, y_low, 1.0f);
-    const std::vector<float> dy = random_values(shape.elements(), rng);
+    std::vector<float> y = random_values(shape.elements(), rng, y_low, 1.0f);
+    std::vector<float> dy = random_values(shape.elements(), rng);
+    if (values == Values::non_finite) {
+        plant_non_finite(y);
+        std::rotate(dy.begin(), dy.begin() + std::min<std::size_t>(3, dy.size()), dy.end());
+        plant_non_finite(dy);
+    }
     std::vector<double> ref(y.size()), scale(y.size());
     reference(shape.elements(), widen(y).data(), widen(dy).data(), ref.data());
     for (std::size_t i = 0; i < y.size(); ++i) scale[i] = magnitude(y[i], dy[i]);
 
     const Tensor Y = backend.upload(shape, y);
     Tensor dY = backend.upload(shape, dy);
-    Tensor dX = output == Output::in_place ? dY : backend.allocate(shape);
-    CaseResult r = result_for(backend, op, describe(shape, output));
+    Tensor dX = output == Output::in_place ? dY : fresh_output(backend, shape, values);
+    CaseResult r = result_for(backend, op, describe(shape, output, values));
     r.seconds = timed(backend, [&] { (backend.*backward)(Y, dY, dX); });
     r.tolerance = tolerance;
     r.comparison = compare(backend.download(dX), ref, Tolerance{6 * unit_roundoff, 0.0}, scale);
@@ -207,18 +238,22 @@ CaseResult check_activation_backward(const Backend& backend, const std::string& 
 // bias_add. Tolerance: y = x + b is one correctly rounded addition, |out - ref| <= u |ref|;
 // doubled: 2u |ref|.
 CaseResult check_bias_add(const Backend& backend, const Shape& shape, Output output,
-                          std::uint64_t seed) {
+                          std::uint64_t seed, Values values) {
     Rng rng(seed);
-    const std::vector<float> x = random_values(shape.elements(), rng);
-    const std::vector<float> bias = random_values(shape.columns(), rng);
+    std::vector<float> x = random_values(shape.elements(), rng);
+    std::vector<float> bias = random_values(shape.columns(), rng);
+    if (values == Values::non_finite) {
+        plant_non_finite(x);
+        plant_non_finite(bias);
+    }
     std::vector<double> ref(x.size());
     cpu_naive::bias_add<double>(shape.rows(), shape.columns(), widen(x).data(), widen(bias).data(),
                                 ref.data());
 
     Tensor X = backend.upload(shape, x);
     const Tensor B = backend.upload(Shape{shape.columns()}, bias);
-    Tensor Y = output == Output::in_place ? X : backend.allocate(shape);
-    CaseResult r = result_for(backend, "bias_add", describe(shape, output));
+    Tensor Y = output == Output::in_place ? X : fresh_output(backend, shape, values);
+    CaseResult r = result_for(backend, "bias_add", describe(shape, output, values));
     r.seconds = timed(backend, [&] { backend.bias_add(X, B, Y); });
     r.tolerance = "2u |y|";
     r.comparison = compare(backend.download(Y), ref, Tolerance{2 * unit_roundoff, 0.0});
@@ -253,40 +288,42 @@ CaseResult check_bias_backward(const Backend& backend, const Shape& shape, std::
 // Where y underflows (x < -87) only an absolute 2^-126 is asked. Fast-math __expf is not this
 // accurate for large |x| and fails here.
 CaseResult check_sigmoid_forward(const Backend& backend, const Shape& shape, Output output,
-                                 std::uint64_t seed) {
+                                 std::uint64_t seed, Values values) {
     return check_activation_forward(backend, "sigmoid_forward", &Backend::sigmoid_forward,
-                                    &cpu_naive::sigmoid_forward<double>, 12, shape, output, seed);
+                                    &cpu_naive::sigmoid_forward<double>, 12, shape, output, seed,
+                                    values);
 }
 
 // tanh_forward. Tolerance: tanh within 2 ulp (4u; CUDA's tanhf documents 2 ulp, glibc's tanhf
 // is below 1 ulp, Eigen's vectorised rational approximation measured 4.8u, i.e. 2.4 ulp), doubled:
 // 8u |y|, plus 2^-126 as for the sigmoid.
 CaseResult check_tanh_forward(const Backend& backend, const Shape& shape, Output output,
-                              std::uint64_t seed) {
+                              std::uint64_t seed, Values values) {
     return check_activation_forward(backend, "tanh_forward", &Backend::tanh_forward,
-                                    &cpu_naive::tanh_forward<double>, 8, shape, output, seed);
+                                    &cpu_naive::tanh_forward<double>, 8, shape, output, seed,
+                                    values);
 }
 
 // sigmoid_backward, y uniform in [0, 1). Tolerance: dy * y * (1 - y) is three roundings, 3u |dx|.
 // Measured against |dy| (|y| + y^2), the size of the terms before any cancellation, the bound also
 // holds for dy * (y - y * y); doubled: 6u |dy| (|y| + y^2).
 CaseResult check_sigmoid_backward(const Backend& backend, const Shape& shape, Output output,
-                                  std::uint64_t seed) {
+                                  std::uint64_t seed, Values values) {
     return check_activation_backward(
         backend, "sigmoid_backward", &Backend::sigmoid_backward,
         &cpu_naive::sigmoid_backward<double>, 0.0f,
         [](double y, double dy) { return std::abs(dy) * (std::abs(y) + y * y); },
-        "6u |dy| (|y| + y^2)", shape, output, seed);
+        "6u |dy| (|y| + y^2)", shape, output, seed, values);
 }
 
 // tanh_backward, y uniform in [-1, 1). Tolerance: dy * (1 - y^2) is three roundings, and 1 - y^2
 // cancels for |y| near 1, so the bound is against |dy| (1 + y^2); doubled: 6u |dy| (1 + y^2).
 CaseResult check_tanh_backward(const Backend& backend, const Shape& shape, Output output,
-                               std::uint64_t seed) {
+                               std::uint64_t seed, Values values) {
     return check_activation_backward(
         backend, "tanh_backward", &Backend::tanh_backward, &cpu_naive::tanh_backward<double>, -1.0f,
         [](double y, double dy) { return std::abs(dy) * (1.0 + y * y); }, "6u |dy| (1 + y^2)",
-        shape, output, seed);
+        shape, output, seed, values);
 }
 
 std::string to_string(Logits logits) {
@@ -297,6 +334,8 @@ std::string to_string(Logits logits) {
             return "+-1e4";
         case Logits::equal_rows:
             return "equal rows";
+        case Logits::non_finite:
+            return "NaN+-inf";
     }
     return "?";
 }
@@ -319,8 +358,35 @@ std::vector<float> make_logits(std::int64_t rows, std::int64_t cols, Logits kind
                 std::fill_n(x.begin() + i * cols, cols, value[static_cast<std::size_t>(i)]);
             return x;
         }
+        case Logits::non_finite: {
+            std::vector<float> x = random_values(rows * cols, rng, -10.0f, 10.0f);
+            const float inf = std::numeric_limits<float>::infinity();
+            for (std::int64_t i = 0; i < rows; ++i) {
+                float* row = x.data() + i * cols;
+                const std::int64_t j = static_cast<std::int64_t>(rng.next() % std::uint64_t(cols));
+                switch (i % 4) {
+                    case 0:  // a NaN: the whole row is NaN
+                        row[j] = std::numeric_limits<float>::quiet_NaN();
+                        break;
+                    case 1:  // +inf: inf - inf is NaN, the whole row is NaN (as PyTorch)
+                        row[j] = inf;
+                        break;
+                    case 2:  // every third logit -inf: probability 0, the rest a softmax
+                        for (std::int64_t k = i % 3; k < cols; k += 3) row[k] = -inf;
+                        break;
+                    case 3:  // all -inf: no finite max, NaN (as PyTorch)
+                        std::fill_n(row, cols, -inf);
+                        break;
+                }
+            }
+            return x;
+        }
     }
     return {};
+}
+
+Values values_of(Logits logits) {
+    return logits == Logits::non_finite ? Values::non_finite : Values::finite;
 }
 
 // The size that bounds the rounding error of a softmax output, in units of 2u (see
@@ -334,7 +400,8 @@ std::vector<double> softmax_error_scale(std::int64_t rows, std::int64_t cols,
         const double max = *std::max_element(row, row + cols);
         for (std::int64_t j = 0; j < cols; ++j) {
             const std::size_t k = static_cast<std::size_t>(i * cols + j);
-            scale[k] = y[k] * (double(cols) + std::abs(x[k] - max) + 8.0);
+            // A probability of exactly 0 (a -inf logit) has nothing to be off by: 0, not 0 * inf.
+            scale[k] = y[k] == 0.0 ? 0.0 : y[k] * (double(cols) + std::abs(x[k] - max) + 8.0);
         }
     }
     return scale;
@@ -360,7 +427,7 @@ CaseResult check_softmax_forward(const Backend& backend, const Shape& shape, Log
     const std::vector<double> scale = softmax_error_scale(R, C, wide_x, ref);
 
     const Tensor X = backend.upload(shape, x);
-    Tensor Y = backend.allocate(shape);
+    Tensor Y = fresh_output(backend, shape, values_of(logits));
     CaseResult r = result_for(backend, "softmax_forward", describe(shape, to_string(logits)));
     r.seconds = timed(backend, [&] { backend.softmax_forward(X, Y); });
     r.tolerance = "2u y(n+|x-max|+8)";
@@ -397,7 +464,7 @@ CaseResult check_softmax_backward(const Backend& backend, const Shape& shape, Lo
 
     const Tensor Y = backend.upload(shape, y);
     const Tensor dY = backend.upload(shape, dy);
-    Tensor dX = backend.allocate(shape);
+    Tensor dX = fresh_output(backend, shape, values_of(logits));
     CaseResult r = result_for(backend, "softmax_backward", describe(shape, to_string(logits)));
     r.seconds = timed(backend, [&] { backend.softmax_backward(Y, dY, dX); });
     r.tolerance = "2u y(|dy|+(n+2)S|dy y|)";
@@ -411,28 +478,34 @@ CaseResult check_softmax_backward(const Backend& backend, const Shape& shape, Lo
 //         (u): (n + 3) u loss; doubled: 2 (n + 4) u loss.
 //   grad: 2 (p - t) / n, at most three roundings (p - t, 2 / n, the product): 3u; doubled: 6u.
 std::vector<CaseResult> check_mse_loss(const Backend& backend, const Shape& shape,
-                                       std::uint64_t seed) {
+                                       std::uint64_t seed, Values values) {
     Rng rng(seed);
     const std::int64_t n = shape.elements();
-    const std::vector<float> p = random_values(n, rng), t = random_values(n, rng);
+    std::vector<float> p = random_values(n, rng), t = random_values(n, rng);
+    if (values == Values::non_finite) {
+        plant_non_finite(p);
+        std::rotate(t.begin(), t.begin() + std::min<std::size_t>(3, t.size()), t.end());
+        plant_non_finite(t);
+    }
     std::vector<double> ref_grad(p.size());
     const double ref_loss =
         cpu_naive::mse_loss<double>(n, widen(p).data(), widen(t).data(), ref_grad.data());
 
     const Tensor P = backend.upload(shape, p);
     const Tensor T = backend.upload(shape, t);
-    Tensor G = backend.allocate(shape);
+    Tensor G = fresh_output(backend, shape, values);
     float loss = std::numeric_limits<float>::quiet_NaN();
     const double seconds = timed(backend, [&] { loss = backend.mse_loss(P, T, G); });
+    const std::string planted = values == Values::non_finite ? " NaN+-inf" : "";
 
-    CaseResult loss_result = result_for(backend, "mse_loss", describe(shape, "loss"));
+    CaseResult loss_result = result_for(backend, "mse_loss", describe(shape, "loss" + planted));
     loss_result.seconds = seconds;
     const double rtol = 2.0 * double(n + 4) * unit_roundoff;
     loss_result.tolerance = format("%.2g * loss", rtol);
     loss_result.comparison =
         compare(std::span(&loss, 1), std::span(&ref_loss, 1), Tolerance{rtol, 0.0});
 
-    CaseResult grad_result = result_for(backend, "mse_loss", describe(shape, "grad"));
+    CaseResult grad_result = result_for(backend, "mse_loss", describe(shape, "grad" + planted));
     grad_result.seconds = seconds;
     grad_result.tolerance = "6u |grad|";
     grad_result.comparison =
@@ -482,7 +555,7 @@ std::vector<CaseResult> check_softmax_cross_entropy(const Backend& backend, std:
 
     const Tensor Z = backend.upload(shape, z);
     const Tensor L = backend.upload(Shape{R}, labels);
-    Tensor G = backend.allocate(shape);
+    Tensor G = fresh_output(backend, shape, values_of(logits));
     float loss = std::numeric_limits<float>::quiet_NaN();
     const double seconds = timed(backend, [&] { loss = backend.softmax_cross_entropy(Z, L, G); });
 
@@ -667,27 +740,40 @@ Shape tensor_shape(const std::string& op, const std::string& text) {
     return Shape(sizes);
 }
 
-using ShapeCheck = CaseResult (*)(const Backend&, const Shape&, std::uint64_t);
-using OutputCheck = CaseResult (*)(const Backend&, const Shape&, Output, std::uint64_t);
+using ShapeCheck = CaseResult (*)(const Backend&, const Shape&, std::uint64_t, Values);
+using PlainCheck = CaseResult (*)(const Backend&, const Shape&, std::uint64_t);
+using OutputCheck = CaseResult (*)(const Backend&, const Shape&, Output, std::uint64_t, Values);
 using LogitsCheck = CaseResult (*)(const Backend&, const Shape&, Logits, std::uint64_t);
 using Run =
     std::function<std::vector<CaseResult>(const Backend&, const std::string&, std::uint64_t)>;
 
-constexpr Logits all_logits[] = {Logits::uniform, Logits::huge, Logits::equal_rows};
+constexpr Logits all_logits[] = {Logits::uniform, Logits::huge, Logits::equal_rows,
+                                 Logits::non_finite};
+
+// ReLU: the usual values, then NaN and infinities among them.
+Run with_non_finite(const std::string& op, ShapeCheck check) {
+    return [op, check](const Backend& b, const std::string& text, std::uint64_t seed) {
+        const Shape shape = tensor_shape(op, text);
+        return std::vector{check(b, shape, seed, Values::finite),
+                           check(b, shape, seed, Values::non_finite)};
+    };
+}
 
 // An op with one case per tensor shape.
-Run one_case(const std::string& op, ShapeCheck check) {
+Run one_case(const std::string& op, PlainCheck check) {
     return [op, check](const Backend& b, const std::string& text, std::uint64_t seed) {
         return std::vector{check(b, tensor_shape(op, text), seed)};
     };
 }
 
-// An elementwise op: writing to a fresh tensor, then over its input.
-Run both_outputs(const std::string& op, OutputCheck check) {
+// An elementwise op: writing to a fresh tensor, then over its input, then NaN and infinities
+// among its inputs.
+Run every_output(const std::string& op, OutputCheck check) {
     return [op, check](const Backend& b, const std::string& text, std::uint64_t seed) {
         const Shape shape = tensor_shape(op, text);
-        return std::vector{check(b, shape, Output::separate, seed),
-                           check(b, shape, Output::in_place, seed)};
+        return std::vector{check(b, shape, Output::separate, seed, Values::finite),
+                           check(b, shape, Output::in_place, seed, Values::finite),
+                           check(b, shape, Output::separate, seed, Values::non_finite)};
     };
 }
 
@@ -703,7 +789,11 @@ Run every_logits(const std::string& op, LogitsCheck check) {
 
 std::vector<CaseResult> run_mse_loss(const Backend& b, const std::string& text,
                                      std::uint64_t seed) {
-    return check_mse_loss(b, tensor_shape("mse_loss", text), seed);
+    const Shape shape = tensor_shape("mse_loss", text);
+    std::vector<CaseResult> results = check_mse_loss(b, shape, seed, Values::finite);
+    for (CaseResult& r : check_mse_loss(b, shape, seed, Values::non_finite))
+        results.push_back(std::move(r));
+    return results;
 }
 
 std::vector<CaseResult> run_softmax_cross_entropy(const Backend& b, const std::string& text,
@@ -796,14 +886,14 @@ const std::vector<OpCheck>& ops() {
              {"1,1,1", "17,33,5", "67,45,91", "128,128,128", "257,129,511"},
              run_gemm,
              {Op::gemm}},
-            {"relu_forward", dims, elementwise, one_case("relu_forward", check_relu_forward),
+            {"relu_forward", dims, elementwise, with_non_finite("relu_forward", check_relu_forward),
              {Op::relu_forward}},
-            {"relu_backward", dims, elementwise, one_case("relu_backward", check_relu_backward),
+            {"relu_backward", dims, elementwise, with_non_finite("relu_backward", check_relu_backward),
              {Op::relu_backward}},
             {"bias_add",
              rows_dims,
              {"1", "1,1", "7,13", "33,65", "64,1000", "3,5,257"},
-             both_outputs("bias_add", check_bias_add),
+             every_output("bias_add", check_bias_add),
              {Op::bias_add}},
             {"bias_backward",
              rows_dims,
@@ -811,15 +901,15 @@ const std::vector<OpCheck>& ops() {
              one_case("bias_backward", check_bias_backward),
              {Op::bias_backward}},
             {"sigmoid_forward", dims, elementwise,
-             both_outputs("sigmoid_forward", check_sigmoid_forward),
+             every_output("sigmoid_forward", check_sigmoid_forward),
              {Op::sigmoid_forward}},
             {"sigmoid_backward", dims, elementwise,
-             both_outputs("sigmoid_backward", check_sigmoid_backward),
+             every_output("sigmoid_backward", check_sigmoid_backward),
              {Op::sigmoid_backward}},
-            {"tanh_forward", dims, elementwise, both_outputs("tanh_forward", check_tanh_forward),
+            {"tanh_forward", dims, elementwise, every_output("tanh_forward", check_tanh_forward),
              {Op::tanh_forward}},
             {"tanh_backward", dims, elementwise,
-             both_outputs("tanh_backward", check_tanh_backward),
+             every_output("tanh_backward", check_tanh_backward),
              {Op::tanh_backward}},
             {"softmax_forward", rows_dims, row_wise,
              every_logits("softmax_forward", check_softmax_forward),

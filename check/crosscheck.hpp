@@ -54,26 +54,35 @@ const OpCheck& op(const std::string& name);
 
 // Lower-level entry points, for tests and lessons that go beyond the default cases. Each runs one
 // case; the losses run one call and return two results, the loss and then its gradient.
+// What the inputs hold: the op's usual values, or NaN, +inf and -inf planted among them (every 7th
+// value), which must come out as each op's rule says (common/backend.hpp); the output then starts
+// as a finite marker rather than NaN, so that an element expected to be NaN still has to be
+// written.
+enum class Values { finite, non_finite };
+
 CaseResult check_gemm(const Backend& backend, const GemmShape& shape, std::uint64_t seed);
-CaseResult check_relu_forward(const Backend& backend, const Shape& shape, std::uint64_t seed);
-CaseResult check_relu_backward(const Backend& backend, const Shape& shape, std::uint64_t seed);
+CaseResult check_relu_forward(const Backend& backend, const Shape& shape, std::uint64_t seed,
+                        Values values = Values::finite);
+CaseResult check_relu_backward(const Backend& backend, const Shape& shape, std::uint64_t seed,
+                        Values values = Values::finite);
 
 // Where an elementwise op writes: a fresh tensor, or over its input (y = x; for a backward pass,
 // dx = dy).
 enum class Output { separate, in_place };
 
+
 // Bias and activations; "rows" are the tensor seen as (rows, last dimension).
 CaseResult check_bias_add(const Backend& backend, const Shape& shape, Output output,
-                          std::uint64_t seed);
+                          std::uint64_t seed, Values values = Values::finite);
 CaseResult check_bias_backward(const Backend& backend, const Shape& shape, std::uint64_t seed);
 CaseResult check_sigmoid_forward(const Backend& backend, const Shape& shape, Output output,
-                                 std::uint64_t seed);
+                                 std::uint64_t seed, Values values = Values::finite);
 CaseResult check_sigmoid_backward(const Backend& backend, const Shape& shape, Output output,
-                                  std::uint64_t seed);
+                                  std::uint64_t seed, Values values = Values::finite);
 CaseResult check_tanh_forward(const Backend& backend, const Shape& shape, Output output,
-                              std::uint64_t seed);
+                              std::uint64_t seed, Values values = Values::finite);
 CaseResult check_tanh_backward(const Backend& backend, const Shape& shape, Output output,
-                               std::uint64_t seed);
+                               std::uint64_t seed, Values values = Values::finite);
 
 // The logits softmax and cross-entropy are checked on; every default shape runs all three.
 enum class Logits {
@@ -81,6 +90,8 @@ enum class Logits {
     huge,        // +1e4 or -1e4 (random sign) plus uniform [-1, 1): e^x overflows float unless
                  // the row max is subtracted, and half of each row underflows to exactly 0
     equal_rows,  // every logit of a row the same value, uniform in [-1e4, 1e4): y = 1 / cols
+    non_finite,  // uniform in [-10, 10), and by rows in turn: one NaN; one +inf; a third of the
+                 // row -inf; the whole row -inf (the softmax rule of common/backend.hpp)
 };
 std::string to_string(Logits logits);
 
@@ -92,7 +103,7 @@ CaseResult check_softmax_backward(const Backend& backend, const Shape& shape, Lo
 
 // Losses: {the returned loss, the gradient}. Cross-entropy's labels are random class indices.
 std::vector<CaseResult> check_mse_loss(const Backend& backend, const Shape& shape,
-                                       std::uint64_t seed);
+                                       std::uint64_t seed, Values values = Values::finite);
 std::vector<CaseResult> check_softmax_cross_entropy(const Backend& backend, std::int64_t rows,
                                                     std::int64_t classes, Logits logits,
                                                     std::uint64_t seed);
@@ -131,14 +142,16 @@ std::vector<CaseResult> check_conv2d_backward_weights(const Backend& backend,
 
 // Max pooling's x holds many ties (see conv_checks.cpp), so the first-in-window rule is checked:
 // forward returns {y, argmax}, both exact. backward scatters dy through the reference's argmax.
+// Values::non_finite plants NaN and infinities in x (forward) or dy (backward).
 std::vector<CaseResult> check_max_pool2d_forward(const Backend& backend, const Pool2dShape& shape,
-                                                 std::uint64_t seed);
+                                                 std::uint64_t seed,
+                                                 Values values = Values::finite);
 CaseResult check_max_pool2d_backward(const Backend& backend, const Pool2dShape& shape,
-                                     std::uint64_t seed);
+                                     std::uint64_t seed, Values values = Values::finite);
 CaseResult check_avg_pool2d_forward(const Backend& backend, const Pool2dShape& shape,
-                                    std::uint64_t seed);
+                                    std::uint64_t seed, Values values = Values::finite);
 CaseResult check_avg_pool2d_backward(const Backend& backend, const Pool2dShape& shape,
-                                     std::uint64_t seed);
+                                     std::uint64_t seed, Values values = Values::finite);
 
 // --- optimizers (optimizer_checks.cpp) ---
 // `steps` steps (1, 2, ...) of `config` over 1-D parameter tensors of the given sizes, against

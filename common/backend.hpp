@@ -8,6 +8,12 @@
 //   (common/kernels.hpp), in the version this instance runs. A backend without one throws
 //   Unsupported.
 //
+// NaN and infinities: a NaN input propagates, as in PyTorch, so that a diverging training run
+// shows as NaN instead of silently turning into numbers; infinities follow IEEE arithmetic and
+// the formulas' limits. Each op's rule is stated with it below, every panel follows it, and the
+// cross-check plants NaN, +inf and -inf among the inputs of the elementwise ops, softmax, the
+// losses and pooling to hold them to it (check::Values::non_finite).
+//
 // Backends are found by name through the registry (common/registry.hpp).
 #pragma once
 
@@ -47,9 +53,9 @@ public:
     // --- ops ----------------------------------------------------------------------------------
     // C = alpha * op(A) * op(B) + beta * C; see GemmShape.
     void gemm(const GemmShape& shape, const Tensor& A, const Tensor& B, Tensor& C) const;
-    // y = max(x, 0), elementwise.
+    // y = max(x, 0), elementwise; NaN stays NaN, relu(-inf) = 0.
     void relu_forward(const Tensor& x, Tensor& y) const;
-    // dx = dy where x > 0, else 0 (the gradient at exactly 0 is taken as 0).
+    // dx = dy where x > 0, else 0 (the gradient at exactly 0 is taken as 0); NaN where x is NaN.
     void relu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) const;
 
     // Elementwise ops (ReLU, sigmoid, tanh, bias_add) may write their output over their input.
@@ -58,7 +64,9 @@ public:
     void bias_add(const Tensor& x, const Tensor& bias, Tensor& y) const;
     // dbias[j] = sum_i dy[i, j]: the column sums, a reduction over the batch.
     void bias_backward(const Tensor& dy, Tensor& dbias) const;
+    // The activations' formulas, NaN rule included, are in common/activations.hpp.
     // y = 1 / (1 + e^-x); the backward pass takes the forward's output: dx = dy * y * (1 - y).
+    // sigmoid(+inf) = 1, sigmoid(-inf) = 0; the backward passes follow their formulas (IEEE).
     void sigmoid_forward(const Tensor& x, Tensor& y) const;
     void sigmoid_backward(const Tensor& y, const Tensor& dy, Tensor& dx) const;
     // y = tanh(x); dx = dy * (1 - y^2), from the forward's output.
@@ -67,6 +75,9 @@ public:
     // Row-wise softmax, y[i, j] = e^(x[i, j] - max_i) / sum_k e^(x[i, k] - max_i); the row max is
     // subtracted so that no exponential overflows. Backward, from the output:
     // dx[i, j] = y[i, j] * (dy[i, j] - sum_k dy[i, k] * y[i, k]).
+    // Non-finite logits, as PyTorch: a -inf logit has probability 0; a row holding a NaN or a +inf
+    // (inf - inf), or only -inf (no finite max), is NaN throughout. In the backward pass a NaN in a
+    // row's y or dy makes the row's dot product, hence all of its dx, NaN.
     void softmax_forward(const Tensor& x, Tensor& y) const;
     void softmax_backward(const Tensor& y, const Tensor& dy, Tensor& dx) const;
 
@@ -77,10 +88,13 @@ public:
     // log(softmax)). logits is (rows, classes); labels is (rows), class indices held as floats
     // (exact up to 2^24). Loss = mean_i (logsumexp(logits[i]) - logits[i, label_i]);
     // grad = (softmax(logits) - one_hot(labels)) / rows. A label outside [0, classes) is an
-    // InvalidArgument naming the first bad index.
+    // InvalidArgument naming the first bad index. Non-finite values: as their formulas; a NaN or
+    // +inf logit makes its row's gradient NaN (as softmax) and the loss NaN, and the MSE of a NaN
+    // is NaN in the loss and in that element's gradient.
     float softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Tensor& grad) const;
 
-    // The sum and mean of every element (see Reduction for the modes).
+    // The sum and mean of every element (see Reduction for the modes); a NaN, or +inf and -inf
+    // together, give NaN.
     float sum(const Tensor& x, Reduction mode = Reduction::deterministic) const;
     float mean(const Tensor& x, Reduction mode = Reduction::deterministic) const;
 
@@ -110,14 +124,17 @@ public:
 
     // Max pooling: y (N, C, P, Q) is each window's largest input; argmax (N, C, P, Q) where it was,
     // as the index h * W + w within its (n, c) plane, held as a float. A tie goes to the first
-    // element in row-major order within the window. Backward: dx (N, C, H, W) = 0, then every
-    // dy[n, c, p, q] added at its argmax (overlapping windows can add twice to one element).
+    // element in row-major order within the window. A window holding a NaN gives NaN, with the
+    // index of its first NaN (PyTorch gives NaN too, with its last): common/pooling.hpp's
+    // replaces_max. Backward: dx (N, C, H, W) = 0, then every dy[n, c, p, q] added at its argmax
+    // (overlapping windows can add twice to one element).
     void max_pool2d_forward(const Pool2dShape& shape, const Tensor& x, Tensor& y,
                             Tensor& argmax) const;
     void max_pool2d_backward(const Pool2dShape& shape, const Tensor& dy, const Tensor& argmax,
                              Tensor& dx) const;
-    // Average pooling: the mean of the input elements each window covers (padding not counted).
-    // Backward: each dy spread evenly over those elements.
+    // Average pooling: the mean of the input elements each window covers (padding not counted);
+    // NaN and infinities propagate through the sums. Backward: each dy spread evenly over those
+    // elements.
     void avg_pool2d_forward(const Pool2dShape& shape, const Tensor& x, Tensor& y) const;
     void avg_pool2d_backward(const Pool2dShape& shape, const Tensor& dy, Tensor& dx) const;
 

@@ -17,10 +17,27 @@ Comparison compare(std::span<const float> out, std::span<const double> ref, Tole
     double diff_norm2 = 0.0, ref_norm2 = 0.0;
     for (std::size_t i = 0; i < out.size(); ++i) {
         const double o = out[i];
+        if (!std::isfinite(ref[i])) {
+            // The op's rule for NaN and infinite inputs: the output is exactly what the
+            // reference is (NaN where it is NaN, the same infinity), or the element fails.
+            const bool same = std::isnan(ref[i]) ? std::isnan(o) : o == ref[i];
+            if (!same) {
+                if (c.first_bad < 0) {
+                    c.first_bad = static_cast<std::int64_t>(i);
+                    c.first_bad_output = o;
+                    c.first_bad_reference = ref[i];
+                }
+                ++c.bad_count;
+                c.max_abs_error = std::numeric_limits<double>::infinity();
+            }
+            continue;
+        }
         const double error = std::abs(o - ref[i]);
         const double magnitude = scale.empty() ? std::abs(ref[i]) : scale[i];
         const double bound = tol.atol + tol.rtol * magnitude;
-        const bool good = std::isfinite(o) && error <= bound;  // false for NaN error
+        // False for a NaN error; an output equal to the reference passes even where the scale is
+        // not a number (0 * inf for an output that underflowed to exactly 0).
+        const bool good = std::isfinite(o) && (o == ref[i] || error <= bound);
         if (!good) {
             if (c.first_bad < 0) {
                 c.first_bad = static_cast<std::int64_t>(i);

@@ -2,8 +2,11 @@
 //
 // Element i passes when |out[i] - ref[i]| <= atol + rtol * scale[i], where scale[i] is the size of
 // the quantities that produced ref[i] (for a dot product, sum |a_k * b_k|), or |ref[i]| when the
-// op gives none. The test is written `!(error <= bound)`, so NaN never passes, and a non-finite
-// output fails even where the reference is non-finite too.
+// op gives none. The test is written `!(error <= bound)`, so NaN never passes where the reference
+// is a number, nor does an infinite output. Where the reference itself is NaN or infinite (the
+// checks of NaN and infinite inputs), the output must be exactly that: NaN where it is NaN, the
+// same infinity where it is infinite. (Those checks fill their outputs with a finite value
+// beforehand, not NaN, so that an element nobody writes still fails.)
 #pragma once
 
 #include <cstdint>

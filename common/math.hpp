@@ -1,13 +1,14 @@
-// Small integer helpers shared by every variant.
+// Small integer helpers shared by every variant, host and device code.
 #pragma once
+
+#include "common/host_device.hpp"
 
 namespace triptych {
 
-// The number of blocks of size `tile` needed to cover `n` items: ceil(n / tile).
-// Host code: launchers use it to size grids. (Kernels spell the arithmetic out: nvcc does not let
-// device code call a host constexpr function without --expt-relaxed-constexpr.)
+// The number of blocks of size `tile` needed to cover `n` items: ceil(n / tile). Launchers use it
+// to size grids, kernels to count tiles.
 template <typename T>
-constexpr T ceil_div(T n, T tile) {
+TRIPTYCH_HOST_DEVICE constexpr T ceil_div(T n, T tile) {
     return (n + tile - 1) / tile;
 }
 

@@ -23,13 +23,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/host_device.hpp"
 #include "common/ops.hpp"
-
-#if defined(__CUDACC__)
-#define TRIPTYCH_HOST_DEVICE __host__ __device__
-#else
-#define TRIPTYCH_HOST_DEVICE
-#endif
 
 namespace triptych {
 

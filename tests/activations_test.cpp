@@ -72,6 +72,38 @@ TEST_CASE(
     });
 }
 
+TEST_CASE(
+    "the cross-check catches a ReLU that turns NaN into 0 (x > 0 ? x : 0), and one that leaves an "
+    "element it should make NaN unwritten",
+    "[relu]") {
+    struct NanToZero : HostBackend {
+        NanToZero() : HostBackend("nan_to_zero") {
+            use_kernel(ops::relu_forward, [](std::int64_t n, const float* x, float* y) {
+                for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+            });
+        }
+        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
+        std::string device() const override { return "test"; }
+    } zero;
+    struct SkipsNaN : HostBackend {
+        SkipsNaN() : HostBackend("skips_nan") {
+            use_kernel(ops::relu_forward, [](std::int64_t n, const float* x, float* y) {
+                for (std::int64_t i = 0; i < n; ++i)
+                    if (x[i] == x[i]) y[i] = x[i] < 0.0f ? 0.0f : x[i];
+            });
+        }
+        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
+        std::string device() const override { return "test"; }
+    } skips;
+    const Shape s{100};
+    for (const Backend* b : {static_cast<const Backend*>(&zero), static_cast<const Backend*>(&skips)}) {
+        INFO(b->name());
+        CHECK(check::check_relu_forward(*b, s, testing::seed()).comparison.passed);
+        CHECK_FALSE(check::check_relu_forward(*b, s, testing::seed(), check::Values::non_finite)
+                        .comparison.passed);
+    }
+}
+
 TEST_CASE("the cross-check catches a softmax that forgets to subtract the row max", "[softmax]") {
     // Right for small logits; e^(1e4) = inf turns the +-1e4 rows into NaN.
     struct NoMaxSubtraction : HostBackend {

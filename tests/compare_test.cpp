@@ -9,6 +9,7 @@
 #include "common/compare.hpp"
 
 using triptych::compare;
+using triptych::Comparison;
 using triptych::Tolerance;
 
 namespace {
@@ -38,6 +39,33 @@ TEST_CASE("an infinite output fails", "[compare]") {
     const auto c = compare(out, reference, Tolerance{1e30, 1e30});
     CHECK_FALSE(c.passed);
     CHECK(c.first_bad == 0);
+}
+
+TEST_CASE(
+    "where the reference is NaN or infinite the output must be exactly that: NaN for NaN, the "
+    "same infinity, whatever the tolerance",
+    "[compare]") {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    const float fnan = std::numeric_limits<float>::quiet_NaN();
+    const float finf = std::numeric_limits<float>::infinity();
+    const std::vector<double> ref{1.0, nan, inf, -inf};
+    CHECK(compare(std::vector<float>{1.0f, fnan, finf, -finf}, ref, Tolerance{}).passed);
+    const Tolerance loose{1e30, 1e30};
+    const Comparison a_number = compare(std::vector<float>{1.0f, 0.0f, finf, -finf}, ref, loose);
+    CHECK_FALSE(a_number.passed);
+    CHECK(a_number.first_bad == 1);
+    CHECK_FALSE(compare(std::vector<float>{1.0f, fnan, -finf, -finf}, ref, loose).passed);
+    CHECK_FALSE(compare(std::vector<float>{1.0f, fnan, fnan, -finf}, ref, loose).passed);
+    CHECK_FALSE(compare(std::vector<float>{1.0f, fnan, 3e38f, -finf}, ref, loose).passed);
+}
+
+TEST_CASE("an output equal to the reference passes even where the scale is not a number",
+          "[compare]") {
+    const std::vector<double> ref{0.0, 2.0};
+    const std::vector<double> scale{std::numeric_limits<double>::quiet_NaN(), 1.0};
+    CHECK(compare(std::vector<float>{0.0f, 2.0f}, ref, Tolerance{1e-6, 0.0}, scale).passed);
+    CHECK_FALSE(compare(std::vector<float>{1e-30f, 2.0f}, ref, Tolerance{1e-6, 0.0}, scale).passed);
 }
 
 TEST_CASE("a single wrong element fails and is located", "[compare]") {

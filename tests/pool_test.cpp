@@ -12,6 +12,7 @@
 #include "check/crosscheck.hpp"
 #include "common/host_backend.hpp"
 #include "common/random.hpp"
+#include "common/pooling.hpp"
 #include "cpu/naive/pool2d.hpp"
 #include "tests/finite_difference.hpp"
 #include "tests/seed.hpp"
@@ -51,7 +52,7 @@ void sloppy_max_pool(const Pool2dShape& s, const float* x, float* y, float* argm
             const float* in = x + plane * s.H * s.W;
             for (std::int64_t p = 0; p < P; ++p)
                 for (std::int64_t q = 0; q < Q; ++q) {
-                    const cpu_naive::PoolWindow win = cpu_naive::pool_window(s, p, q);
+                    const PoolWindow win = pool_window(s, p, q);
                     std::int64_t best = win.h0 * s.W + win.w0;
                     for (std::int64_t h = win.h0; h < win.h1; ++h)
                         for (std::int64_t w = win.w0; w < win.w1; ++w) {

@@ -23,6 +23,8 @@ void bias_add(std::int64_t rows, std::int64_t cols, const float* x, const float*
     });
 }
 
+namespace {
+
 void bias_backward(std::int64_t rows, std::int64_t cols, const float* dy, float* dbias) {
     for_each_slice(cols, rows, [&](std::int64_t begin, std::int64_t count) {
         Eigen::Map<Array> sums(dbias + begin, count);
@@ -31,6 +33,8 @@ void bias_backward(std::int64_t rows, std::int64_t cols, const float* dy, float*
             sums += Eigen::Map<const Array>(dy + i * cols + begin, count);
     });
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("cpu_eigen_omp", ops::bias_add,

@@ -242,8 +242,6 @@ void bias_gradient(const Conv2dShape& s, const float* dy, float* db) {
     }
 }
 
-}  // namespace
-
 void conv2d_forward(const Conv2dShape& s, ConvAlgorithm algorithm, const float* x, const float* w,
                     const float* b, float* y) {
     switch (algorithm) {
@@ -283,6 +281,8 @@ void conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm algorithm, cons
             return conv2d_backward_weights_fft(s, x, dy, dw);
     }
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("cpu_eigen_omp", ops::conv2d_forward,

@@ -49,8 +49,6 @@ void bias_and_activation(Activation activation, std::int64_t rows, std::int64_t 
     }
 }
 
-}  // namespace
-
 void dense_forward(const DenseShape& s, const float* X, const float* W, const float* b, float* Y) {
     gemm(s.gemm(), X, W, Y);  // Y = X * W^T, (batch, out)
     const std::int64_t rows_per_block = std::max<std::int64_t>(1, block_floats / s.out);
@@ -61,6 +59,8 @@ void dense_forward(const DenseShape& s, const float* X, const float* W, const fl
         }
     });
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered = register_kernel(
     "cpu_eigen_omp", ops::dense_forward,

@@ -13,6 +13,8 @@
 
 namespace triptych::cpu_eigen_omp {
 
+namespace {
+
 float mse_loss(std::int64_t n, const float* prediction, const float* target, float* grad) {
     const float scale = 2.0f / static_cast<float>(n);
     const double sum_of_squares =
@@ -57,6 +59,8 @@ float softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const float
         });
     return static_cast<float>(total / static_cast<double>(rows));
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("cpu_eigen_omp", ops::mse_loss,

@@ -99,11 +99,11 @@ void update_tensor(const OptimizerRule<float>& rule, const OptimizerSlot& t) {
     }
 }
 
-}  // namespace
-
 void optimizer_step(const OptimizerRule<float>& rule, std::span<const OptimizerSlot> tensors) {
     for (const OptimizerSlot& t : tensors) update_tensor(rule, t);
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered = register_kernel(
     "cpu_eigen_omp", ops::optimizer_step,

@@ -1,6 +1,7 @@
 // cpu_eigen_omp pooling: max (with argmax) and average over a window slid across every (n, c)
 // plane of x (N, C, H, W) -> y (N, C, P, Q); see cpu/naive/pool2d.hpp for the exact semantics
-// (ties to the first element in row-major window order, padding never a candidate).
+// (ties to the first element in row-major window order, padding never a candidate, a window's
+// first NaN wins: common/pooling.hpp, which also has the window geometry).
 //
 // OpenMP threads take contiguous slices of the N * C planes (for_each_slice): planes are
 // independent, each thread writes only its own planes of y (or dx), and a plane (3 KB for 28 x 28,
@@ -33,16 +34,14 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/kernels.hpp"
 #include "common/math.hpp"
+#include "common/pooling.hpp"
 #include "cpu/eigen_omp/ops.hpp"
 #include "cpu/eigen_omp/parallel.hpp"
-#include "cpu/naive/pool2d.hpp"
 
 namespace triptych::cpu_eigen_omp {
 namespace {
-
-using cpu_naive::pool_window;
-using cpu_naive::PoolWindow;
 
 // The output columns q in [begin, end) whose windows need no clipping:
 // q * stride_w - pad_w >= 0 and q * stride_w - pad_w + window_w <= W.
@@ -113,16 +112,17 @@ void max_pool_plane(const Pool2dShape& s, InteriorColumns inner, Stride stride, 
             std::int64_t best = win.h0 * s.W + win.w0;
             for (std::int64_t h = win.h0; h < win.h1; ++h)
                 for (std::int64_t w = win.w0; w < win.w1; ++w)
-                    if (in[h * s.W + w] > in[best]) best = h * s.W + w;
+                    if (replaces_max(in[h * s.W + w], in[best])) best = h * s.W + w;
             y_row[q] = in[best];
             argmax_row[q] = float(best);
         });
         // The interior, a tap at a time: tap 0 starts each window's best, later taps replace it
-        // only when strictly larger (so ties keep the first). Meanwhile argmax_row holds the
-        // winning tap's offset, the same for every q, and q * stride_w is added at the end
-        // (exact: both are integers below 2^24). GCC vectorises a select between two floats,
-        // but not one with an integer-to-float conversion on a side (the conversion may raise
-        // a floating-point flag, so it will not run it unconditionally).
+        // only when strictly larger (so ties keep the first) or when they are the first NaN
+        // (replaces_max). Meanwhile argmax_row holds the winning tap's offset, the same for every
+        // q, and q * stride_w is added at the end (exact: both are integers below 2^24). GCC
+        // vectorises a select between two floats, but not one with an integer-to-float
+        // conversion on a side (the conversion may raise a floating-point flag, so it will not
+        // run it unconditionally).
         const PoolWindow rows = pool_window(s, p, 0);
         for_each_tap(s, rows.h0, rows.h1, [&](std::int64_t t, std::int64_t offset) {
             const float tap_offset = float(offset);
@@ -135,9 +135,9 @@ void max_pool_plane(const Pool2dShape& s, InteriorColumns inner, Stride stride, 
             }
             for (std::int64_t q = inner.begin; q < inner.end; ++q) {
                 const float v = in[offset + q * stride];
-                const bool larger = v > y_row[q];
-                y_row[q] = larger ? v : y_row[q];
-                argmax_row[q] = larger ? tap_offset : argmax_row[q];
+                const bool replaces = replaces_max(v, y_row[q]);
+                y_row[q] = replaces ? v : y_row[q];
+                argmax_row[q] = replaces ? tap_offset : argmax_row[q];
             }
         });
         for (std::int64_t q = inner.begin; q < inner.end; ++q) argmax_row[q] += float(q * stride);
@@ -153,7 +153,7 @@ bool two_by_two(const Pool2dShape& s) {
 
 // One plane of two_by_two windows: each output compares its window's four inputs, two
 // neighbours in each of two rows, in row-major order, a later one winning only when strictly
-// larger (the tie rule). max_pool_plane's loops over taps and edges cost more than the work on
+// larger or the first NaN (replaces_max). max_pool_plane's loops over taps and edges cost more than the work on
 // rows as short as LeNet's (14 and 5 outputs). Forward on 64x6x28x28, 2 threads, medians of 3
 // rounds: 0.36 ms by max_pool_plane, 0.089 ms by this; LeNet's training step 5.0 -> 4.2 ms.
 void max_pool_plane_2x2(const Pool2dShape& s, const float* in, float* y, float* argmax) {
@@ -165,12 +165,12 @@ void max_pool_plane_2x2(const Pool2dShape& s, const float* in, float* y, float* 
         for (std::int64_t q = 0; q < Q; ++q) {
             float best = top[2 * q], offset = 0.0f;
             const float b = top[2 * q + 1], c = bottom[2 * q], d = bottom[2 * q + 1];
-            offset = b > best ? right : offset;
-            best = b > best ? b : best;
-            offset = c > best ? below : offset;
-            best = c > best ? c : best;
-            offset = d > best ? below_right : offset;
-            best = d > best ? d : best;
+            offset = replaces_max(b, best) ? right : offset;
+            best = replaces_max(b, best) ? b : best;
+            offset = replaces_max(c, best) ? below : offset;
+            best = replaces_max(c, best) ? c : best;
+            offset = replaces_max(d, best) ? below_right : offset;
+            best = replaces_max(d, best) ? d : best;
             y[p * Q + q] = best;
             argmax[p * Q + q] = float(2 * (p * W + q)) + offset;
         }
@@ -205,8 +205,6 @@ void avg_pool_plane(const Pool2dShape& s, InteriorColumns inner, Stride stride, 
         for (std::int64_t q = inner.begin; q < inner.end; ++q) y_row[q] /= count;
     }
 }
-
-}  // namespace
 
 void max_pool2d_forward(const Pool2dShape& s, const float* x, float* y, float* argmax) {
     const InteriorColumns inner = interior_columns(s);
@@ -264,6 +262,8 @@ void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx) {
         }
     });
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("cpu_eigen_omp", ops::max_pool2d_forward,

@@ -19,6 +19,8 @@ void sigmoid_forward(std::int64_t n, const float* x, float* y) {
     });
 }
 
+namespace {
+
 void sigmoid_backward(std::int64_t n, const float* y, const float* dy, float* dx) {
     for_each_slice(n, 1, [&](std::int64_t begin, std::int64_t count) {
         Eigen::Map<const Array> out(y + begin, count);
@@ -27,6 +29,8 @@ void sigmoid_backward(std::int64_t n, const float* y, const float* dy, float* dx
         grad_in = grad_out * out * (1.0f - out);
     });
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("cpu_eigen_omp", ops::sigmoid_forward,

@@ -9,6 +9,8 @@
 
 namespace triptych::cpu_eigen_omp {
 
+namespace {
+
 void softmax_forward(std::int64_t rows, std::int64_t cols, const float* x, float* y) {
     for_each_slice(rows, cols, [&](std::int64_t begin, std::int64_t count) {
         for (std::int64_t i = begin; i < begin + count; ++i) {
@@ -34,6 +36,8 @@ void softmax_backward(std::int64_t rows, std::int64_t cols, const float* y, cons
         }
     });
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("cpu_eigen_omp", ops::softmax_forward,

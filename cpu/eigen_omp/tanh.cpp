@@ -18,6 +18,8 @@ void tanh_forward(std::int64_t n, const float* x, float* y) {
     });
 }
 
+namespace {
+
 void tanh_backward(std::int64_t n, const float* y, const float* dy, float* dx) {
     for_each_slice(n, 1, [&](std::int64_t begin, std::int64_t count) {
         Eigen::Map<const Array> out(y + begin, count);
@@ -26,6 +28,8 @@ void tanh_backward(std::int64_t n, const float* y, const float* dy, float* dx) {
         grad_in = grad_out * (1.0f - out.square());
     });
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("cpu_eigen_omp", ops::tanh_forward,

@@ -19,20 +19,9 @@
 
 #include "common/kernels.hpp"
 #include "common/ops.hpp"
+#include "common/pooling.hpp"
 
 namespace triptych::cpu_naive {
-
-// The rows [h0, h1) and columns [w0, w1) of the input that window (p, q) covers, padding removed.
-struct PoolWindow {
-    std::int64_t h0, h1, w0, w1;
-    std::int64_t count() const { return (h1 - h0) * (w1 - w0); }
-};
-
-inline PoolWindow pool_window(const Pool2dShape& s, std::int64_t p, std::int64_t q) {
-    const std::int64_t h = p * s.stride_h - s.pad_h, w = q * s.stride_w - s.pad_w;
-    return {std::max<std::int64_t>(h, 0), std::min(h + s.window_h, s.H),
-            std::max<std::int64_t>(w, 0), std::min(w + s.window_w, s.W)};
-}
 
 template <typename T>
 void max_pool2d_forward(const Pool2dShape& s, const T* x, T* y, T* argmax) {
@@ -45,7 +34,7 @@ void max_pool2d_forward(const Pool2dShape& s, const T* x, T* y, T* argmax) {
                 std::int64_t best = win.h0 * s.W + win.w0;
                 for (std::int64_t h = win.h0; h < win.h1; ++h)
                     for (std::int64_t w = win.w0; w < win.w1; ++w)
-                        if (in[h * s.W + w] > in[best]) best = h * s.W + w;
+                        if (replaces_max(in[h * s.W + w], in[best])) best = h * s.W + w;
                 y[plane * P * Q + p * Q + q] = in[best];
                 argmax[plane * P * Q + p * Q + q] = T(best);
             }

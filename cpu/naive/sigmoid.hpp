@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/activations.hpp"
 #include "common/kernels.hpp"
 
 namespace triptych::cpu_naive {
@@ -16,13 +17,13 @@ namespace triptych::cpu_naive {
 // y may be x (in place).
 template <typename T>
 void sigmoid_forward(std::int64_t n, const T* x, T* y) {
-    for (std::int64_t i = 0; i < n; ++i) y[i] = T(1) / (T(1) + std::exp(-x[i]));
+    for (std::int64_t i = 0; i < n; ++i) y[i] = Sigmoid::forward(x[i]);
 }
 
 // y is the forward's output; dx may be dy (in place).
 template <typename T>
 void sigmoid_backward(std::int64_t n, const T* y, const T* dy, T* dx) {
-    for (std::int64_t i = 0; i < n; ++i) dx[i] = dy[i] * y[i] * (T(1) - y[i]);
+    for (std::int64_t i = 0; i < n; ++i) dx[i] = Sigmoid::backward(y[i], dy[i]);
 }
 
 [[maybe_unused]] inline const bool sigmoid_registered =

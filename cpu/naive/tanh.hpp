@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/activations.hpp"
 #include "common/kernels.hpp"
 
 namespace triptych::cpu_naive {
@@ -14,13 +15,13 @@ namespace triptych::cpu_naive {
 // y may be x (in place).
 template <typename T>
 void tanh_forward(std::int64_t n, const T* x, T* y) {
-    for (std::int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
+    for (std::int64_t i = 0; i < n; ++i) y[i] = Tanh::forward(x[i]);
 }
 
 // y is the forward's output; dx may be dy (in place).
 template <typename T>
 void tanh_backward(std::int64_t n, const T* y, const T* dy, T* dx) {
-    for (std::int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (T(1) - y[i] * y[i]);
+    for (std::int64_t i = 0; i < n; ++i) dx[i] = Tanh::backward(y[i], dy[i]);
 }
 
 [[maybe_unused]] inline const bool tanh_registered =

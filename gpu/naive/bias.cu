@@ -33,8 +33,6 @@ __global__ void bias_backward_kernel(std::int64_t rows, std::int64_t cols, const
     dbias[col] = sum;
 }
 
-}  // namespace
-
 void bias_add(std::int64_t rows, std::int64_t cols, const float* x, const float* bias, float* y) {
     const std::int64_t n = rows * cols;
     gpu::launch(bias_add_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n, cols, x,
@@ -45,6 +43,8 @@ void bias_backward(std::int64_t rows, std::int64_t cols, const float* dy, float*
     gpu::launch(bias_backward_kernel, elementwise_grid(cols), dim3(elementwise_threads), 0, rows,
                 cols, dy, dbias);
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("gpu_naive", ops::bias_add,

@@ -117,8 +117,6 @@ __global__ void conv2d_backward_bias_kernel(Conv2dShape shape, std::int64_t P, s
     db[k] = sum;
 }
 
-}  // namespace
-
 // `algorithm` is always direct: the only one gpu_naive offers (backend.cpp), checked by Backend.
 void conv2d_forward(const Conv2dShape& s, ConvAlgorithm, const float* x, const float* w,
                     const float* b, float* y) {
@@ -142,6 +140,8 @@ void conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm, const float* x
     gpu::launch(conv2d_backward_bias_kernel, elementwise_grid(s.K), dim3(elementwise_threads), 0, s,
                 s.P(), s.Q(), dy, db);
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("gpu_naive", ops::conv2d_forward,

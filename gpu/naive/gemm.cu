@@ -82,12 +82,12 @@ void gemm_uncoalesced(const GemmShape& s, const float* A, const float* B, float*
                 s.K, s.trans_a, s.trans_b, s.alpha, A, B, s.beta, C);
 }
 
-}  // namespace
-
 void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
     gpu::launch(gemm_naive_kernel, grid_for(s.N, s.M), dim3(block_x, block_y), 0, s.M, s.N, s.K,
                 s.trans_a, s.trans_b, s.alpha, A, B, s.beta, C);
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered = register_kernels(
     "gpu_naive", ops::gemm,

@@ -70,8 +70,6 @@ __global__ void softmax_cross_entropy_kernel(std::int64_t rows, std::int64_t cla
     }
 }
 
-}  // namespace
-
 float mse_loss(std::int64_t n, const float* prediction, const float* target, float* grad) {
     const std::shared_ptr<float> squared_error = gpu::device_allocate(n);
     gpu::launch(mse_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n, prediction,
@@ -97,6 +95,8 @@ float softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const float
                           : static_cast<std::int64_t>(bad_row);
     return sum(rows, row_loss, Reduction::deterministic) / float(rows);
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("gpu_naive", ops::mse_loss,

@@ -28,13 +28,13 @@ __global__ void optimizer_step_kernel(OptimizerRule<float> rule, std::int64_t n,
                      s1 != nullptr ? s1[i] : unused);
 }
 
-}  // namespace
-
 void optimizer_step(const OptimizerRule<float>& rule, std::span<const OptimizerSlot> tensors) {
     for (const OptimizerSlot& t : tensors)
         gpu::launch(optimizer_step_kernel, elementwise_grid(t.n), dim3(elementwise_threads), 0,
                     rule, t.n, t.value, t.grad, t.state0, t.state1);
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("gpu_naive", ops::optimizer_step,

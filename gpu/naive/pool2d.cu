@@ -23,38 +23,28 @@
 #include <cstdint>
 
 #include "common/kernels.hpp"
+#include "common/pooling.hpp"
 #include "gpu/naive/elementwise.hpp"
 #include "gpu/naive/ops.hpp"
 
 namespace triptych::gpu_naive {
 namespace {
 
-// The input rows [h0, h1) and columns [w0, w1) that window (p, q) covers, padding removed
-// (cpu_naive's pool_window, for the device).
-struct Window {
-    std::int64_t h0, h1, w0, w1;
-};
-
-__device__ Window window_of(const Pool2dShape& s, std::int64_t p, std::int64_t q) {
-    const std::int64_t h = p * s.stride_h - s.pad_h, w = q * s.stride_w - s.pad_w;
-    return {h > 0 ? h : 0, h + s.window_h < s.H ? h + s.window_h : s.H, w > 0 ? w : 0,
-            w + s.window_w < s.W ? w + s.window_w : s.W};
-}
-
 // y = the largest input of the window, argmax = its index h * W + w in the plane; a later element
-// replaces the best only when strictly larger, so ties keep the first in row-major order.
+// replaces the best only when strictly larger, so ties keep the first in row-major order, or when
+// it is the window's first NaN (replaces_max, common/pooling.hpp).
 __global__ void max_pool2d_forward_kernel(Pool2dShape s, std::int64_t P, std::int64_t Q,
                                           const float* x, float* y, float* argmax) {
     const std::int64_t i = element_index();  // = (plane * P + p) * Q + q, plane = n * C + c
     if (i >= s.N * s.C * P * Q) return;
     const std::int64_t q = i % Q, p = i / Q % P, plane = i / (Q * P);
     const float* in = x + plane * s.H * s.W;
-    const Window win = window_of(s, p, q);
+    const PoolWindow win = pool_window(s, p, q);
     std::int64_t best = win.h0 * s.W + win.w0;
     float best_value = in[best];
     for (std::int64_t h = win.h0; h < win.h1; ++h)
         for (std::int64_t w = win.w0; w < win.w1; ++w)
-            if (in[h * s.W + w] > best_value) {
+            if (replaces_max(in[h * s.W + w], best_value)) {
                 best = h * s.W + w;
                 best_value = in[best];
             }
@@ -69,11 +59,11 @@ __global__ void avg_pool2d_forward_kernel(Pool2dShape s, std::int64_t P, std::in
     if (i >= s.N * s.C * P * Q) return;
     const std::int64_t q = i % Q, p = i / Q % P, plane = i / (Q * P);
     const float* in = x + plane * s.H * s.W;
-    const Window win = window_of(s, p, q);
+    const PoolWindow win = pool_window(s, p, q);
     float total = 0.0f;
     for (std::int64_t h = win.h0; h < win.h1; ++h)
         for (std::int64_t w = win.w0; w < win.w1; ++w) total += in[h * s.W + w];
-    y[i] = total / float((win.h1 - win.h0) * (win.w1 - win.w0));
+    y[i] = total / float(win.count());
 }
 
 __global__ void zero_kernel(std::int64_t n, float* out) {
@@ -97,8 +87,8 @@ __global__ void avg_pool2d_backward_kernel(Pool2dShape s, std::int64_t P, std::i
     if (i >= s.N * s.C * P * Q) return;
     const std::int64_t q = i % Q, p = i / Q % P, plane = i / (Q * P);
     float* grad_in = dx + plane * s.H * s.W;
-    const Window win = window_of(s, p, q);
-    const float share = dy[i] / float((win.h1 - win.h0) * (win.w1 - win.w0));
+    const PoolWindow win = pool_window(s, p, q);
+    const float share = dy[i] / float(win.count());
     for (std::int64_t h = win.h0; h < win.h1; ++h)
         for (std::int64_t w = win.w0; w < win.w1; ++w) atomicAdd(&grad_in[h * s.W + w], share);
 }
@@ -107,8 +97,6 @@ __global__ void avg_pool2d_backward_kernel(Pool2dShape s, std::int64_t P, std::i
 void zero(std::int64_t n, float* dx) {
     gpu::launch(zero_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n, dx);
 }
-
-}  // namespace
 
 void max_pool2d_forward(const Pool2dShape& s, const float* x, float* y, float* argmax) {
     const std::int64_t n = s.y_shape().elements();
@@ -135,6 +123,8 @@ void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx) {
     gpu::launch(avg_pool2d_backward_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, s,
                 s.P(), s.Q(), dy, dx);
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("gpu_naive", ops::max_pool2d_forward,

@@ -7,6 +7,7 @@
 // no exponential to recompute.
 #include "gpu/runtime/cuda.hpp"
 
+#include "common/activations.hpp"
 #include "common/kernels.hpp"
 #include "gpu/naive/elementwise.hpp"
 #include "gpu/naive/ops.hpp"
@@ -14,19 +15,16 @@
 namespace triptych::gpu_naive {
 namespace {
 
-// For x < -88, e^-x overflows to +inf and y = 1 / inf = 0, the correct limit.
 __global__ void sigmoid_forward_kernel(std::int64_t n, const float* x, float* y) {
     const std::int64_t i = element_index();
-    if (i < n) y[i] = 1.0f / (1.0f + expf(-x[i]));
+    if (i < n) y[i] = Sigmoid::forward(x[i]);
 }
 
 __global__ void sigmoid_backward_kernel(std::int64_t n, const float* y, const float* dy,
                                         float* dx) {
     const std::int64_t i = element_index();
-    if (i < n) dx[i] = dy[i] * y[i] * (1.0f - y[i]);
+    if (i < n) dx[i] = Sigmoid::backward(y[i], dy[i]);
 }
-
-}  // namespace
 
 void sigmoid_forward(std::int64_t n, const float* x, float* y) {
     gpu::launch(sigmoid_forward_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n, x, y);
@@ -36,6 +34,8 @@ void sigmoid_backward(std::int64_t n, const float* y, const float* dy, float* dx
     gpu::launch(sigmoid_backward_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n, y,
                 dy, dx);
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("gpu_naive", ops::sigmoid_forward,

@@ -40,8 +40,6 @@ __global__ void softmax_backward_kernel(std::int64_t rows, std::int64_t cols, co
     for (std::int64_t j = 0; j < cols; ++j) dx[first + j] = y[first + j] * (dy[first + j] - dot);
 }
 
-}  // namespace
-
 void softmax_forward(std::int64_t rows, std::int64_t cols, const float* x, float* y) {
     gpu::launch(softmax_forward_kernel, elementwise_grid(rows), dim3(elementwise_threads), 0, rows,
                 cols, x, y);
@@ -52,6 +50,8 @@ void softmax_backward(std::int64_t rows, std::int64_t cols, const float* y, cons
     gpu::launch(softmax_backward_kernel, elementwise_grid(rows), dim3(elementwise_threads), 0, rows,
                 cols, y, dy, dx);
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("gpu_naive", ops::softmax_forward,

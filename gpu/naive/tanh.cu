@@ -6,6 +6,7 @@
 // grid-stride loop).
 #include "gpu/runtime/cuda.hpp"
 
+#include "common/activations.hpp"
 #include "common/kernels.hpp"
 #include "gpu/naive/elementwise.hpp"
 #include "gpu/naive/ops.hpp"
@@ -15,15 +16,13 @@ namespace {
 
 __global__ void tanh_forward_kernel(std::int64_t n, const float* x, float* y) {
     const std::int64_t i = element_index();
-    if (i < n) y[i] = tanhf(x[i]);
+    if (i < n) y[i] = Tanh::forward(x[i]);
 }
 
 __global__ void tanh_backward_kernel(std::int64_t n, const float* y, const float* dy, float* dx) {
     const std::int64_t i = element_index();
-    if (i < n) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+    if (i < n) dx[i] = Tanh::backward(y[i], dy[i]);
 }
-
-}  // namespace
 
 void tanh_forward(std::int64_t n, const float* x, float* y) {
     gpu::launch(tanh_forward_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n, x, y);
@@ -33,6 +32,8 @@ void tanh_backward(std::int64_t n, const float* y, const float* dy, float* dx) {
     gpu::launch(tanh_backward_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n, y, dy,
                 dx);
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("gpu_naive", ops::tanh_forward,

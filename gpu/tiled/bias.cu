@@ -70,8 +70,6 @@ __global__ void bias_backward_kernel(std::int64_t rows, std::int64_t cols, const
     if (threadIdx.x == 0 && col0 + threadIdx.y < cols) dbias[col0 + threadIdx.y] = total;
 }
 
-}  // namespace
-
 void bias_add(std::int64_t rows, std::int64_t cols, const float* x, const float* bias, float* y) {
     const std::int64_t n = rows * cols;
     gpu::launch(bias_add_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n, cols,
@@ -83,6 +81,8 @@ void bias_backward(std::int64_t rows, std::int64_t cols, const float* dy, float*
     gpu::launch(bias_backward_kernel, grid, dim3(columns_per_block, row_lanes), 0, rows, cols, dy,
                 dbias);
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("gpu_tiled", ops::bias_add,

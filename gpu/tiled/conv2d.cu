@@ -349,8 +349,6 @@ void backward_data_direct(const Conv2dShape& s, const float* dy, const float* w,
         dim3(data_tile_side, data_tile_side), 0, s, s.P(), s.Q(), tiles_h, tiles_w, dy, w, dx);
 }
 
-}  // namespace
-
 void conv2d_forward(const Conv2dShape& s, ConvAlgorithm algorithm, const float* x, const float* w,
                     const float* b, float* y) {
     switch (algorithm) {
@@ -391,6 +389,8 @@ void conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm algorithm, cons
         gpu::launch(sum_weight_splits_kernel, dim3(unsigned(ceil_div<std::int64_t>(weights, 256))),
                     dim3(256), 0, weights, splits, partial, dw);
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("gpu_tiled", ops::conv2d_forward,

@@ -3,7 +3,6 @@
 //   - for_each_float4: a grid-stride loop over n floats that uses 16-byte (float4) accesses for all
 //     but a few edge elements, correct for any n and any pointer alignment;
 //   - scalar_head / elementwise_grid: the host side of that loop (alignment split, grid size);
-//   - the activations (relu, sigmoid, tanh), also applied by the fused GEMM epilogue in gemm.cu.
 // For .cu files of gpu/tiled only: it holds device code.
 #pragma once
 
@@ -13,6 +12,7 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "common/activations.hpp"
 #include "common/math.hpp"
 #include "common/ops.hpp"
 
@@ -73,29 +73,42 @@ inline dim3 elementwise_grid(std::int64_t n) {
         ceil_div<std::int64_t>(n, 4 * elementwise_threads), 1, elementwise_max_blocks)));
 }
 
-// ---- activations
-// ---------------------------------------------------------------------------------
+// ---- the activations (common/activations.hpp has the formulas) --------------------------------
 
-__device__ inline float relu(float v) {
-    return v > 0.0f ? v : 0.0f;
+// y = Act::forward(x) over n floats, float4 at a time.
+template <typename Act>
+__global__ void activation_forward_kernel(std::int64_t n, std::int64_t head, const float* x,
+                                          float* y) {
+    const auto forward = [](float v) { return Act::forward(v); };
+    for_each_float4(
+        n, head, [=](std::int64_t i) { y[i] = forward(x[i]); },
+        [=](std::int64_t i) { store_float4(y + i, map_float4(load_float4(x + i), forward)); });
 }
 
-// 1 / (1 + e^-v): for v < -88, e^-v overflows to +inf and the result is 0, its correct limit.
-__device__ inline float sigmoid(float v) {
-    return 1.0f / (1.0f + expf(-v));
+// dx = Act::backward(in, dy) over n floats, float4 at a time; `in` is the forward's input or output.
+template <typename Act>
+__global__ void activation_backward_kernel(std::int64_t n, std::int64_t head, const float* in,
+                                           const float* dy, float* dx) {
+    for_each_float4(
+        n, head, [=](std::int64_t i) { dx[i] = Act::backward(in[i], dy[i]); },
+        [=](std::int64_t i) {
+            const float4 v = load_float4(in + i);
+            const float4 g = load_float4(dy + i);
+            store_float4(dx + i, make_float4(Act::backward(v.x, g.x), Act::backward(v.y, g.y),
+                                             Act::backward(v.z, g.z), Act::backward(v.w, g.w)));
+        });
 }
 
-// act(v) for an activation known at compile time, so a kernel templated on it has no branch.
-template <Activation activation>
-__device__ float activate(float v) {
-    if constexpr (activation == Activation::relu)
-        return relu(v);
-    else if constexpr (activation == Activation::sigmoid)
-        return sigmoid(v);
-    else if constexpr (activation == Activation::tanh)
-        return tanhf(v);
-    else
-        return v;
+template <typename Act>
+void activation_forward(std::int64_t n, const float* x, float* y) {
+    gpu::launch(activation_forward_kernel<Act>, elementwise_grid(n), dim3(elementwise_threads), 0,
+                n, scalar_head(n, {x, y}), x, y);
+}
+
+template <typename Act>
+void activation_backward(std::int64_t n, const float* in, const float* dy, float* dx) {
+    gpu::launch(activation_backward_kernel<Act>, elementwise_grid(n), dim3(elementwise_threads), 0,
+                n, scalar_head(n, {in, dy, dx}), in, dy, dx);
 }
 
 }  // namespace triptych::gpu_tiled

@@ -88,8 +88,6 @@ __global__ void softmax_cross_entropy_kernel(std::int64_t rows, std::int64_t cla
     }
 }
 
-}  // namespace
-
 float mse_loss(std::int64_t n, const float* prediction, const float* target, float* grad) {
     const dim3 grid = elementwise_grid(n);
     const std::shared_ptr<float> partials = gpu::device_allocate(grid.x);
@@ -120,6 +118,8 @@ float softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const float
                           : static_cast<std::int64_t>(bad_row);
     return sum(rows, row_loss, Reduction::deterministic) / float(rows);
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("gpu_tiled", ops::mse_loss,

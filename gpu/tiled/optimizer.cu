@@ -103,8 +103,6 @@ void launch_table(const OptimizerRule<float>& rule, const TensorTable& table, in
     gpu::launch(optimizer_step_kernel, dim3(unsigned(blocks)), dim3(threads), 0, rule, table);
 }
 
-}  // namespace
-
 void optimizer_step(const OptimizerRule<float>& rule, std::span<const OptimizerSlot> tensors) {
     // gridDim.x's limit: a launch also ends before it, at 2^31 chunks of 1024 floats (8 TiB of
     // tensors, more than any GPU holds).
@@ -130,6 +128,8 @@ void optimizer_step(const OptimizerRule<float>& rule, std::span<const OptimizerS
     }
     if (table.count > 0) launch_table(rule, table, int(blocks));
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("gpu_tiled", ops::optimizer_step,

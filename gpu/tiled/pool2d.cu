@@ -31,6 +31,7 @@
 
 #include "common/kernels.hpp"
 #include "common/math.hpp"
+#include "common/pooling.hpp"
 #include "gpu/tiled/ops.hpp"
 
 namespace triptych::gpu_tiled {
@@ -41,33 +42,6 @@ constexpr int tile = 16;  // a block covers tile x tile elements of a plane, one
 constexpr std::int64_t max_shared_bytes = 48 * 1024;
 
 enum class Pool { max, average };
-
-// The input rows [h0, h1) and columns [w0, w1) that window (p, q) covers, padding removed
-// (cpu_naive's pool_window, for the device).
-struct Window {
-    std::int64_t h0, h1, w0, w1;
-};
-
-__device__ Window window_of(const Pool2dShape& s, std::int64_t p, std::int64_t q) {
-    const std::int64_t h = p * s.stride_h - s.pad_h, w = q * s.stride_w - s.pad_w;
-    return {h > 0 ? h : 0, h + s.window_h < s.H ? h + s.window_h : s.H, w > 0 ? w : 0,
-            w + s.window_w < s.W ? w + s.window_w : s.W};
-}
-
-// The first and last output index (along one dimension) whose window covers input index i:
-// outputs o with o * stride - pad <= i < o * stride - pad + window, clipped to [0, outputs).
-// The range is empty (first > last) when no window covers i (a stride larger than the window).
-struct Covering {
-    std::int64_t first, last;
-};
-
-__device__ Covering covering(std::int64_t i, std::int64_t window, std::int64_t stride,
-                             std::int64_t pad, std::int64_t outputs) {
-    const std::int64_t lowest = i + pad - window + 1;  // o * stride must be at least this
-    const std::int64_t first = lowest > 0 ? (lowest + stride - 1) / stride : 0;
-    const std::int64_t last = (i + pad) / stride;
-    return {first, last < outputs - 1 ? last : outputs - 1};
-}
 
 // Where a thread reads the inputs of its window: element (h, w) of the plane is
 // data[(h - row0) * pitch + (w - col0)], a staged region in shared memory or the plane itself.
@@ -91,9 +65,9 @@ __global__ void pool2d_forward_kernel(Pool2dShape s, std::int64_t P, std::int64_
     const std::int64_t p = p0 + threadIdx.y, q = q0 + threadIdx.x;
     // The input the tile's windows cover, clipped to the image: `rows` rows from row0, `cols`
     // columns from col0, from the tile's first window to that of its last output inside y.
-    const Window first = window_of(s, p0, q0);
-    const Window last =
-        window_of(s, p0 + tile < P ? p0 + tile - 1 : P - 1, q0 + tile < Q ? q0 + tile - 1 : Q - 1);
+    const PoolWindow first = pool_window(s, p0, q0);
+    const PoolWindow last =
+        pool_window(s, p0 + tile < P ? p0 + tile - 1 : P - 1, q0 + tile < Q ? q0 + tile - 1 : Q - 1);
     const std::int64_t row0 = first.h0, rows = last.h1 - first.h0;
     const std::int64_t col0 = first.w0, cols = last.w1 - first.w0;
 
@@ -110,14 +84,14 @@ __global__ void pool2d_forward_kernel(Pool2dShape s, std::int64_t P, std::int64_
         __syncthreads();  // the region is complete
         // No early return outside y: every thread must reach the barriers.
         if (p < P && q < Q) {
-            const Window win = window_of(s, p, q);
+            const PoolWindow win = pool_window(s, p, q);
             const std::int64_t out = (plane * P + p) * Q + q;
             if constexpr (pool == Pool::max) {
                 std::int64_t best_h = win.h0, best_w = win.w0;
                 float best = inputs.at(best_h, best_w);
                 for (std::int64_t h = win.h0; h < win.h1; ++h)
                     for (std::int64_t w = win.w0; w < win.w1; ++w)
-                        if (inputs.at(h, w) > best) {
+                        if (replaces_max(inputs.at(h, w), best)) {
                             best = inputs.at(h, w);
                             best_h = h;
                             best_w = w;
@@ -128,7 +102,7 @@ __global__ void pool2d_forward_kernel(Pool2dShape s, std::int64_t P, std::int64_
                 float total = 0.0f;
                 for (std::int64_t h = win.h0; h < win.h1; ++h)
                     for (std::int64_t w = win.w0; w < win.w1; ++w) total += inputs.at(h, w);
-                y[out] = total / float((win.h1 - win.h0) * (win.w1 - win.w0));
+                y[out] = total / float(win.count());
             }
         }
         __syncthreads();  // everyone is done reading before the next plane overwrites the region
@@ -180,8 +154,8 @@ __global__ void avg_pool2d_backward_kernel(Pool2dShape s, std::int64_t P, std::i
         float sum = 0.0f;
         for (std::int64_t p = rows.first; p <= rows.last; ++p)
             for (std::int64_t q = cols.first; q <= cols.last; ++q) {
-                const Window win = window_of(s, p, q);
-                sum += dy[outputs + p * Q + q] / float((win.h1 - win.h0) * (win.w1 - win.w0));
+                const PoolWindow win = pool_window(s, p, q);
+                sum += dy[outputs + p * Q + q] / float(win.count());
             }
         dx[(plane * s.H + e.h) * s.W + e.w] = sum;
     }
@@ -213,8 +187,6 @@ void pool2d_forward(const Pool2dShape& s, const float* x, float* y, float* argma
                 x, y, argmax);
 }
 
-}  // namespace
-
 void max_pool2d_forward(const Pool2dShape& s, const float* x, float* y, float* argmax) {
     pool2d_forward<Pool::max>(s, x, y, argmax);
 }
@@ -235,6 +207,8 @@ void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx) {
     gpu::launch(avg_pool2d_backward_kernel, tiles.grid, tiles.block, 0, s, s.P(), s.Q(),
                 tiles.across, dy, dx);
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("gpu_tiled", ops::max_pool2d_forward,

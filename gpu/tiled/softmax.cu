@@ -56,8 +56,6 @@ __global__ void softmax_backward_kernel(std::int64_t rows, std::int64_t cols, co
     }
 }
 
-}  // namespace
-
 void softmax_forward(std::int64_t rows, std::int64_t cols, const float* x, float* y) {
     launch_per_row(rows, cols, [&](auto group, dim3 grid, dim3 block) {
         gpu::launch(softmax_forward_kernel<decltype(group)>, grid, block, 0, rows, cols, x, y);
@@ -71,6 +69,8 @@ void softmax_backward(std::int64_t rows, std::int64_t cols, const float* y, cons
                     dx);
     });
 }
+
+}  // namespace
 
 [[maybe_unused]] const bool registered =
     register_kernel("gpu_tiled", ops::softmax_forward,

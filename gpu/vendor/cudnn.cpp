@@ -103,11 +103,11 @@ ActivationDescriptor activation_descriptor(cudnnActivationMode_t mode) {
     cudnnActivationDescriptor_t raw = nullptr;
     check_cudnn(cudnnCreateActivationDescriptor(&raw), "cudnnCreateActivationDescriptor");
     ActivationDescriptor descriptor(raw);
-    // NOT_PROPAGATE_NAN: ReLU of NaN is 0, as our `x > 0 ? x : 0`. The coefficient (a clipped
-    // ReLU's ceiling, ELU's alpha) means nothing to ReLU, sigmoid and tanh.
+    // PROPAGATE_NAN: ReLU of NaN is NaN, the rule of common/activations.hpp. The coefficient (a
+    // clipped ReLU's ceiling, ELU's alpha) means nothing to ReLU, sigmoid and tanh.
     const double unused_coefficient = 0.0;
     check_cudnn(
-        cudnnSetActivationDescriptor(raw, mode, CUDNN_NOT_PROPAGATE_NAN, unused_coefficient),
+        cudnnSetActivationDescriptor(raw, mode, CUDNN_PROPAGATE_NAN, unused_coefficient),
         "cudnnSetActivationDescriptor");
     return descriptor;
 }
