@@ -31,7 +31,7 @@ namespace triptych::bench {
 namespace {
 
 void copy_host(benchmark::State& state, std::int64_t n) {
-    const std::vector<float> src = random_values(n);
+    const std::vector<float> src = check::bench_values(n);
     std::vector<float> dst(src.size());
     for (auto _ : state) {
 #pragma omp parallel
@@ -94,7 +94,7 @@ void copy_across(benchmark::State& state, std::int64_t n, bool to_device, bool p
 // Registered only when a real GPU runs here; simulator copies are plain memcpy.
 void register_device_copies(const Options& options) {
     if (!gpu::available() || gpu::info().simulated) return;
-    for (std::int64_t n : copy_sizes(DeviceKind::Gpu, options))
+    for (std::int64_t n : check::copy_sizes(DeviceKind::Gpu, options.quick))
         add("copy/device/" + std::to_string(n), [n](benchmark::State& s) { copy_device(s, n); });
     for (const bool to_device : {true, false})
         for (const bool pinned : {false, true})
@@ -111,7 +111,8 @@ void register_device_copies(const Options& options) {
 }  // namespace
 
 void register_copy(const Options& options) {
-    for (std::int64_t n : copy_sizes(DeviceKind::Cpu, options))
+    describe_rows("copy", "bytes", "8n (host, device), 4n (h2d, d2h)", "copy");
+    for (std::int64_t n : check::copy_sizes(DeviceKind::Cpu, options.quick))
         add("copy/host/" + std::to_string(n), [n](benchmark::State& s) { copy_host(s, n); });
 #if TRIPTYCH_GPU_CUDA
     register_device_copies(options);

@@ -27,8 +27,10 @@ namespace triptych::bench {
 namespace {
 
 void print_help() {
-    std::cout << "triptych_bench: every op (GEMM, activations, bias, softmax, losses, sum, the\n"
-                 "fused dense layer) and copies, on every triptych variant.\n"
+    std::cout << "triptych_bench: every op of every description (check/description.hpp: GEMM\n"
+                 "and its versions, activations, bias, softmax, losses, sum, the dense layer,\n"
+                 "convolution, pooling, optimizers), training steps and copies, on every\n"
+                 "triptych variant.\n"
                  "  --quick              small sizes only (seconds, for tests and CI)\n"
                  "  --include-simulator  also time simulator variants, as <variant>_on_simulator\n"
                  "                       (CPU timings of the simulator, never GPU timings)\n"
@@ -180,18 +182,12 @@ int main(int argc, char** argv) {
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     try {
         add_context(options);
+        register_descriptions(options);
         register_gemm(options);
-        register_activations(options);
-        register_bias(options);
-        register_softmax(options);
-        register_losses(options);
-        register_reductions(options);
-        register_dense(options);
-        register_conv(options);
-        register_pool(options);
-        register_optimizer(options);
         register_train(options);
         register_copy(options);
+        // What each row's op is, for the report: its counter, work formula and table.
+        benchmark::AddCustomContext("triptych_ops", described_rows_json());
     } catch (const std::exception& e) {
         std::cerr << "triptych_bench: " << e.what() << "\n";
         return 1;

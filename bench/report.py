@@ -2,7 +2,7 @@
 """Turns triptych_bench's Google Benchmark JSON into a report directory.
 
     report.py --json results.json --out report/    write report/ (report.md, charts, the JSON)
-    report.py --json results.json --peer peer.txt --out report/   the same, PyTorch beside us
+    report.py --json results.json --peer peer.json --out report/  the same, PyTorch beside us
     report.py --check-out report/                  only say whether report/ may be (re)written
 
 report.md states the machine (host, CPUs, caches, build, OpenMP threads, the GPU or that there was
@@ -13,8 +13,8 @@ bandwidth, sum's deterministic mode against its fast one, what fusing GEMM + bia
 buys, what host<->device transfers cost, convolution (every variant and algorithm, forward and
 forward+backward, the filter-size sweep), pooling, and training (a whole step of each built-in
 model in images/s, what a step moves across the bus, the optimizer step alone). With --peer, the
-figures PyTorch printed on the same machine (../shared/peers/pytorch_cpu.py conv pool train) sit
-beside ours, with the ratios.
+figures of PyTorch on the same machine (the JSON of bench/pytorch_peer.py) sit beside
+cpu_eigen_omp's, with the ratios: GEMM, the memory-bound ops, convolution, pooling, training.
 Charts: gemm_gflops.png, gemm_speedup.png, relu_bandwidth.png, memory_bandwidth.png,
 conv_sweep.png (matplotlib, Agg backend, so no display is needed).
 
@@ -42,31 +42,31 @@ import tempfile
 MARKER = ".triptych-report"
 NO_GPU = "no GPU"
 SECONDS_PER_UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-# The memory-bound ops in the report's order, each with the bytes one call must read and write as
-# bench/*.cpp counts them (n floats, or a rows x cols matrix): each input once, each output once.
-MEMORY_BOUND = {
-    "relu_forward": "8n", "relu_backward": "12n",
-    "sigmoid_forward": "8n", "sigmoid_backward": "12n",
-    "tanh_forward": "8n", "tanh_backward": "12n",
-    "bias_add": "8·rows·cols + 4·cols", "bias_backward": "4·rows·cols + 4·cols",
-    "softmax_forward": "8·rows·cols", "softmax_backward": "12·rows·cols",
-    "mse_loss": "12n", "softmax_cross_entropy": "8·rows·cols + 4·rows",
-    "sum_deterministic": "4n", "sum_fast": "4n",
+# The report's tables. Every benchmark row's op is declared by the run (the context's
+# triptych_ops, from the op descriptions of check/description.hpp: its counter, the formula of one
+# call's work, and one of these tables), so a new op appears in its table without a line here, and
+# a row whose op is undeclared, or declared for a table this script does not know, stops the report
+# rather than vanishing from it.
+TABLES = {
+    "gemm": "GEMM throughput, speedups, % of cuBLAS and of OpenBLAS, and the version ladder",
+    "memory": "memory-bound ops: GB/s and % of the copy bandwidth",
+    "reduction": "memory-bound, and each <op>_fast against its <op>_deterministic",
+    "dense": "each dense op against its <op>_unfused twin: what fusion buys",
+    "conv": "convolution per variant and algorithm, forward and forward+backward, the filter sweep",
+    "pool": "pooling per variant and shape",
+    "optimizer": "the optimizer step alone",
+    "train": "whole training steps (train_step) and what a step moves (train_transfer)",
+    "copy": "copies: the ceiling of the memory-bound ops, and host<->device transfers",
 }
-# The fused dense forward and its three-step twin (bench/dense.cpp).
-FUSED, UNFUSED = "dense_forward", "dense_forward_unfused"
-# Convolution rows (bench/conv.cpp): conv2d_<pass>_<algorithm>/<variant>/<shape name>, where pass
-# is forward or forward_backward; shapes are the named benchmark shapes and sweep_r<R>.
+# Convolution rows: conv2d_<pass>_<algorithm>/<variant>/<shape name>, where pass is forward or
+# forward_backward; shapes are the named benchmark shapes and sweep_r<R>.
 CONV_OP = re.compile(r"conv2d_(forward|forward_backward)_(direct|im2col|fft)$")
 CONV_SHAPES = ("lenet_conv1", "lenet_conv2", "resnet_3x3", "large_11x11")
-# Pooling rows (bench/pool.cpp): <op>/<variant>/<N>x<C>x<H>x<W>_w<window>s<stride>.
-POOL_OPS = ("max_pool2d_forward", "max_pool2d_backward", "avg_pool2d_forward",
-            "avg_pool2d_backward")
-# Training rows (bench/train.cpp, bench/optimizer.cpp): train_step/<variant>/<model> (counter
-# `images`), train_transfer/<variant>/64x784 (`bytes`), optimizer_step_<kind>/<variant>/<model>
-# (`bytes`). The models in the order `triptych train` lists them.
+# Training rows (bench/train.cpp): train_step/<variant>/<model> (counter `images`),
+# train_transfer/<variant>/64x784 (`bytes`); optimizer rows optimizer_step_<kind>/<variant>/<model>.
+# The models in the order `triptych train` lists them.
 TRAIN_MODELS = ("mlp", "lenet")
-OPTIMIZER_OP = re.compile(r"optimizer_step_(\w+)$")
+OPTIMIZER_PREFIX = "optimizer_step_"
 
 
 class ReportError(Exception):
@@ -113,16 +113,41 @@ def split_name(run_name):
     return tuple(parts)
 
 
-def parse_size(op, size):
-    """GEMM sizes 'MxNxK' -> (M, N, K); dense layers '64x784->256_relu' -> DenseSize; matrices
-    'RxC' -> Matrix; every other size is a count of floats."""
-    if op.startswith(("conv2d", "train_", "optimizer_step")) or "pool2d" in op:
+def described_ops(context):
+    """{op: {"counter", "work", "table"}} in the run's order, from the context's triptych_ops."""
+    text = context.get("triptych_ops")
+    if text is None:
+        raise ReportError("the run declares no ops (no triptych_ops in its context): it was "
+                          "written by an older triptych_bench; run the benchmarks again")
+    try:
+        ops = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ReportError(f"the context's triptych_ops is not JSON ({e})")
+    for op, facts in ops.items():
+        if not all(isinstance(facts.get(k), str) for k in ("counter", "work", "table")):
+            raise ReportError(f"op '{op}' of triptych_ops lacks its counter, work or table")
+        if facts["table"] not in TABLES:
+            raise ReportError(f"op '{op}' belongs in table '{facts['table']}', which this report "
+                              f"does not have (it has: {', '.join(TABLES)})")
+        # The tables that read an op's name must be able to read it.
+        if facts["table"] == "conv" and not CONV_OP.match(op):
+            raise ReportError(f"conv op '{op}' is not named conv2d_<pass>_<algorithm>")
+        if facts["table"] == "optimizer" and not op.startswith(OPTIMIZER_PREFIX):
+            raise ReportError(f"optimizer op '{op}' is not named {OPTIMIZER_PREFIX}<kind>")
+    return ops
+
+
+def parse_size(op, size, table):
+    """By the op's table: GEMM sizes 'MxNxK' -> (M, N, K); dense layers '64x784->256_relu' ->
+    DenseSize; conv, pool, training and optimizer rows keep their names; matrices 'RxC' -> Matrix;
+    every other size is a count of floats."""
+    if table in ("conv", "pool", "train", "optimizer"):
         return size  # a shape's or model's name ("lenet_conv1", "64x6x28x28_w2s2", "mlp")
     try:
-        if op.startswith("gemm"):
+        if table == "gemm":
             M, N, K = (int(d) for d in size.split("x"))
             return (M, N, K)
-        if op.startswith("dense"):
+        if table == "dense":
             shape, _, activation = size.partition("_")
             batch_inputs, _, outputs = shape.partition("->")
             batch, inputs = (int(d) for d in batch_inputs.split("x"))
@@ -142,11 +167,7 @@ def entry_seconds(entry):
     return entry["real_time"] * SECONDS_PER_UNIT[unit]
 
 
-def entry_rate(entry, op):
-    if op == "train_step":
-        counter = "images"
-    else:
-        counter = "flops" if op.startswith(("gemm", "dense", "conv2d")) else "bytes"
+def entry_rate(entry, counter):
     value = entry.get(counter)
     if not isinstance(value, (int, float)):
         raise ReportError(f"benchmark '{entry.get('name')}' has no '{counter}' counter")
@@ -168,16 +189,21 @@ def parse_rows(doc):
                 medians[run_name] = entry
         else:
             iterations.setdefault(run_name, []).append(entry)
+    ops = described_ops(doc["context"])
     rows = {}
     for run_name in list(medians) + [n for n in iterations if n not in medians]:
         op, variant, size = split_name(run_name)
+        if op not in ops:
+            raise ReportError(f"benchmark '{run_name}': its op '{op}' is not declared in the run's "
+                              "triptych_ops, so no table would show it")
+        counter = ops[op]["counter"]
         if run_name in medians:
             seconds = entry_seconds(medians[run_name])
-            rate = entry_rate(medians[run_name], op)
+            rate = entry_rate(medians[run_name], counter)
         else:
             seconds = statistics.median(entry_seconds(e) for e in iterations[run_name])
-            rate = statistics.median(entry_rate(e, op) for e in iterations[run_name])
-        key = parse_size(op, size)
+            rate = statistics.median(entry_rate(e, counter) for e in iterations[run_name])
+        key = parse_size(op, size, ops[op]["table"])
         rows[(op, variant, key)] = Row(op, variant, key, seconds, rate)
     if not rows and not skipped:
         raise ReportError("the JSON holds no benchmark results")
@@ -198,11 +224,20 @@ class Machine:
                 self.kinds[name] = kind
         self.has_gpu = "gpu" in self.kinds.values()
         self.gpu = context.get("triptych_gpu", NO_GPU)
+        self.ops = described_ops(context)
         # {op: {variant: [[number, name, is_default], ...]}} for ops with several versions.
         try:
             self.versions = json.loads(context.get("triptych_versions", "{}"))
         except json.JSONDecodeError as e:
             raise ReportError(f"the context's triptych_versions is not JSON ({e})")
+
+    def ops_in(self, *tables):
+        """The declared ops of these tables, in the run's order."""
+        return [op for op, facts in self.ops.items() if facts["table"] in tables]
+
+    def work(self, op):
+        """The formula of one call's work, as the descriptions wrote it ("8n")."""
+        return self.ops[op]["work"]
 
     def kind(self, variant):
         if variant.endswith("_on_simulator"):
@@ -388,7 +423,7 @@ def gemm_table(series, machine, sizes, cell, without=None):
     return table(["N (M=N=K)"] + cpu + gpu, rows)
 
 
-def gemm_sections(series, machine):
+def gemm_sections(series, machine, peer=None):
     if not series:
         return ["## GEMM\n\nNo GEMM rows were run.\n"]
     sizes = sorted({s for rows in series.values() for s in rows}, key=lambda s: math.prod(s))
@@ -416,7 +451,7 @@ def gemm_sections(series, machine):
             text += f"{base} was not run, so there is nothing to compare with.\n"
         out.append(text)
     out.append(vendor_section(series, machine, sizes))
-    out.append(openblas_section(series, machine, sizes))
+    out.append(openblas_section(series, machine, sizes, peer))
     return out
 
 
@@ -440,7 +475,8 @@ def vendor_section(series, machine, sizes):
                    + table(["N (M=N=K)", "gpu_vendor GFLOP/s"] + kernels, rows))
 
 
-def openblas_section(series, machine, sizes):
+def openblas_section(series, machine, sizes, peer=None):
+    """cpu_eigen_omp against OpenBLAS, and against PyTorch where the peer timed GEMM."""
     blas = machine.context.get("triptych_eigen_blas", "unknown")
     text = ("## cpu_eigen_omp as % of OpenBLAS\n\n"
             f"Eigen over BLAS (EIGEN_USE_BLAS, CMake option TRIPTYCH_EIGEN_BLAS): **{blas}**. "
@@ -448,15 +484,25 @@ def openblas_section(series, machine, sizes):
             "off, it is Eigen's own blocked kernel (lesson 02).\n\n")
     if "cpu_eigen_omp" not in series or "openblas" not in series:
         return text + "cpu_eigen_omp and openblas were not both run.\n"
+    with_peer = peer is not None and any(op == "gemm" for op, _ in peer["seconds"])
+    if with_peer:
+        text += (f"PyTorch (CPU): torch.mm at the same sizes, {peer['header']}; its BLAS is "
+                 "whichever its build links.\n\n")
     rows = []
     for size in sizes:
         eigen, blas_row = series["cpu_eigen_omp"].get(size), series["openblas"].get(size)
         if eigen and blas_row:
-            rows.append([size_label(size), fmt_number(eigen.rate / 1e9),
-                         fmt_number(blas_row.rate / 1e9),
-                         fmt_percent(100 * eigen.rate / blas_row.rate)])
+            cells = [size_label(size), fmt_number(eigen.rate / 1e9),
+                     fmt_number(blas_row.rate / 1e9),
+                     fmt_percent(100 * eigen.rate / blas_row.rate)]
+            if with_peer:
+                theirs = peer_seconds(peer, "gemm", size)
+                cells += [fmt_number(2 * math.prod(size) / theirs / 1e9),
+                          fmt_percent(100 * theirs / eigen.seconds)] if theirs else ["—", "—"]
+            rows.append(cells)
+    peer_headers = ["PyTorch (CPU) GFLOP/s", "cpu_eigen_omp / PyTorch (CPU)"] if with_peer else []
     return text + table(["N (M=N=K)", "cpu_eigen_omp GFLOP/s", "openblas GFLOP/s",
-                         "cpu_eigen_omp / openblas"], rows)
+                         "cpu_eigen_omp / openblas"] + peer_headers, rows)
 
 
 # --- ReLU and copies ----------------------------------------------------------------------------
@@ -543,7 +589,7 @@ def copies_on(rows, machine, variant):
 
 
 def memory_bound_sections(rows, machine):
-    ops = {op: by_variant(rows, machine, op) for op in MEMORY_BOUND}
+    ops = {op: by_variant(rows, machine, op) for op in machine.ops_in("memory", "reduction")}
     ops = {op: found for op, found in ops.items() if found}
     if not ops:
         return ["## Memory-bound ops: GB/s\n\nNo memory-bound rows were run.\n"]
@@ -569,7 +615,7 @@ def memory_bound_sections(rows, machine):
             gbs.append(fmt_number(host[n].rate / 1e9) if n in host else "—")
             gbs.append((fmt_number(device[n].rate / 1e9) if n in device else "—")
                        if machine.has_gpu else NO_GPU)
-            gbs_body.append([op, size_label(size), MEMORY_BOUND[op]] + gbs)
+            gbs_body.append([op, size_label(size), machine.work(op)] + gbs)
             percent_body.append([op, size_label(size)] + percent)
     variants = [v for v, _ in columns]
     gbs_text = ("## Memory-bound ops: GB/s\n\n"
@@ -597,13 +643,51 @@ def memory_bound_sections(rows, machine):
     return [gbs_text, percent_text]
 
 
-def sum_section(rows, machine):
-    deterministic = by_variant(rows, machine, "sum_deterministic")
-    fast = by_variant(rows, machine, "sum_fast")
-    text = "## sum: deterministic against fast\n\n"
+def memory_bound_peer_section(rows, machine, peer):
+    """cpu_eigen_omp's memory-bound rows beside PyTorch's times of the same op and size; nothing
+    when the peer timed none of them."""
+    if not peer:
+        return ""
+    body = []
+    for op in machine.ops_in("memory", "reduction"):
+        ours = by_variant(rows, machine, op).get("cpu_eigen_omp", {})
+        for size in sorted(ours, key=lambda s: (floats(s), s)):
+            row, theirs = ours[size], peer_seconds(peer, op, size)
+            if theirs:
+                moved = row.rate * row.seconds  # the bytes of one call, as our counter counts
+                body.append([op, size_label(size), fmt_number(row.rate / 1e9),
+                             fmt_number(moved / theirs / 1e9), fmt_ms(row.seconds),
+                             fmt_ms(theirs), fmt_times(theirs / row.seconds)])
+    if not body:
+        return ""
+    return ("## Memory-bound ops: cpu_eigen_omp against PyTorch\n\n"
+            f"{peer['header']}. Its relu (torch.clamp(min=0)), sigmoid and tanh write into an "
+            "output allocated once, as ours do; its softmax (torch.softmax over each row) "
+            "allocates its output on every call. GB/s counts the same bytes per call for both. "
+            "'speed ratio' is PyTorch's time over ours: above 1× we are faster.\n\n"
+            + table(["op", "size", "cpu_eigen_omp GB/s", "PyTorch GB/s", "ours ms", "PyTorch ms",
+                     "speed ratio"], body))
+
+
+def mode_pairs(machine):
+    """The reductions declared in both modes: [(base, deterministic op, fast op)]."""
+    ops = machine.ops_in("reduction")
+    return [(op[:-len("_deterministic")], op, op[:-len("_deterministic")] + "_fast")
+            for op in ops if op.endswith("_deterministic")
+            and op[:-len("_deterministic")] + "_fast" in ops]
+
+
+def sum_sections(rows, machine):
+    return [mode_section(rows, machine, *pair) for pair in mode_pairs(machine)]
+
+
+def mode_section(rows, machine, base, deterministic_op, fast_op):
+    deterministic = by_variant(rows, machine, deterministic_op)
+    fast = by_variant(rows, machine, fast_op)
+    text = f"## {base}: deterministic against fast\n\n"
     names = machine.order(set(deterministic) | set(fast))
     if not names:
-        return text + "The sum rows were not run.\n"
+        return text + f"The {base} rows were not run.\n"
     body = []
     for v, measured in variant_rows(machine, names):
         if not measured:
@@ -615,7 +699,8 @@ def sum_section(rows, machine):
             body.append([v, size_label(n), fmt_number(d.rate / 1e9) if d else "—",
                          fmt_number(f.rate / 1e9) if f else "—",
                          fmt_times(f.rate / d.rate) if d and f else "—"])
-    return text + ("GB/s of the sum of n floats (4n bytes read) in each mode. deterministic adds "
+    return text + (f"GB/s of {base} ({machine.work(deterministic_op)} bytes) in each mode. "
+                   "deterministic adds "
                    "in a fixed order, so the same input gives the same bits on every run (the "
                    "losses use it); fast adds in whatever order is quickest (atomics on a GPU), "
                    "and its last bits may differ from run to run. 'fast / deterministic': how "
@@ -625,12 +710,19 @@ def sum_section(rows, machine):
                             "fast / deterministic"], body))
 
 
-def fusion_section(rows, machine):
-    fused, unfused = by_variant(rows, machine, FUSED), by_variant(rows, machine, UNFUSED)
-    text = "## What fusion buys: dense_forward fused against unfused\n\n"
+def fusion_sections(rows, machine):
+    """One table per dense op declared with its <op>_unfused twin."""
+    ops = machine.ops_in("dense")
+    return [fusion_section(rows, machine, op, op + "_unfused") for op in ops
+            if op + "_unfused" in ops]
+
+
+def fusion_section(rows, machine, fused_op, unfused_op):
+    fused, unfused = by_variant(rows, machine, fused_op), by_variant(rows, machine, unfused_op)
+    text = f"## What fusion buys: {fused_op} fused against unfused\n\n"
     names = machine.order(set(fused) | set(unfused))
     if not names:
-        return text + "The dense_forward rows were not run.\n"
+        return text + f"The {fused_op} rows were not run.\n"
     body = []
     for v, measured in variant_rows(machine, names):
         if not measured:
@@ -763,39 +855,71 @@ def machine_section(doc, machine, json_name):
 
 # --- the PyTorch peer ---------------------------------------------------------------------------
 
-# What ../shared/peers/pytorch_cpu.py prints, one line per case:
-#   conv2d lenet_conv1 N64 ... p2: forward 1.234 ms (45.6 GFLOP/s), forward+backward 3.456 ms
-#   pool N64 C6 H28 W28 k2 s2: max 0.123 ms, avg 0.100 ms
-#   train mlp epoch 1: 9.87 s, 6079 images/s, test accuracy 0.8523
-PEER_CONV = re.compile(r"conv2d (\w+) .*: forward ([\d.]+) ms .*forward\+backward ([\d.]+) ms")
-PEER_POOL = re.compile(r"pool N(\d+) C(\d+) H(\d+) W(\d+) k(\d+) s(\d+): max ([\d.]+) ms, "
-                       r"avg ([\d.]+) ms")
-PEER_TRAIN = re.compile(r"train (\w+) epoch (\d+): ([\d.]+) s, ([\d.]+) images/s, "
-                        r"test accuracy ([\d.]+)")
+# bench/pytorch_peer.py's JSON (the schema is in its docstring). A result pairs with our rows of the
+# same op and size; conv2d_forward and conv2d_forward_backward with those of every algorithm, and
+# train_epoch with train_step.
+PEER_COMMAND = "/usr/bin/python3 bench/pytorch_peer.py"
 
 
 def load_peer(path):
-    """{'header': first line, 'conv': {shape: (forward s, forward+backward s)},
-    'pool': {'64x6x28x28_w2s2': (max s, avg s)},
-    'train': {model: [(images/s, test accuracy) of each epoch]}} from the peer script's output."""
+    """{'header': 'PyTorch 1.13.0a0, 2 threads', 'seconds': {(op, size name): seconds},
+    'train': {model: [(images/s, test accuracy) of each epoch, in order]}} from the peer's JSON."""
     try:
         with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
+            doc = json.load(f)
     except OSError as e:
         raise ReportError(f"cannot read the peer figures {path}: {e.strerror}")
-    peer = {"header": lines[0].strip() if lines else "", "conv": {}, "pool": {}, "train": {}}
-    for line in lines:
-        if m := PEER_CONV.match(line):
-            peer["conv"][m[1]] = (float(m[2]) * 1e-3, float(m[3]) * 1e-3)
-        elif m := PEER_POOL.match(line):
-            n, c, h, w, k, stride = m.groups()[:6]
-            peer["pool"][f"{n}x{c}x{h}x{w}_w{k}s{stride}"] = (float(m[7]) * 1e-3,
-                                                               float(m[8]) * 1e-3)
-        elif m := PEER_TRAIN.match(line):
-            peer["train"].setdefault(m[1], []).append((float(m[4]), float(m[5])))
-    if not peer["conv"] and not peer["pool"] and not peer["train"]:
-        raise ReportError(f"{path} holds no conv, pool or train lines of pytorch_cpu.py")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        doc = None
+    if not isinstance(doc, dict) or not isinstance(doc.get("peer"), str) or \
+            not isinstance(doc.get("context"), dict) or not isinstance(doc.get("results"), list):
+        raise ReportError(f"{path} is not the JSON of bench/pytorch_peer.py: write it with "
+                          f"`{PEER_COMMAND} conv pool --out peer.json`")
+    if not doc["results"]:
+        raise ReportError(f"{path} holds no results of bench/pytorch_peer.py")
+    context = doc["context"]
+    quick = ", a quick run (small sizes: a smoke test)" if context.get("quick") else ""
+    peer = {"header": f"{doc['peer']}, {context.get('threads', '?')} threads{quick}",
+            "seconds": {}, "train": {}}
+    epochs = {}  # model -> [(epoch, images/s, test accuracy)]
+    for i, result in enumerate(doc["results"], 1):
+        try:
+            op, size = str(result["op"]), str(result["size"])
+            if op == "train_epoch":
+                epochs.setdefault(size, []).append((int(result["epoch"]),
+                                                    float(result["images_per_second"]),
+                                                    float(result["test_accuracy"])))
+            else:
+                peer["seconds"][(op, size)] = float(result["seconds"])
+        except (KeyError, TypeError, ValueError):
+            raise ReportError(f"{path}: result {i} is not an op and size with its figures")
+    peer["train"] = {model: [(rate, accuracy) for _, rate, accuracy in sorted(found)]
+                     for model, found in epochs.items()}
     return peer
+
+
+def peer_seconds(peer, op, size):
+    """PyTorch's time of one case, or None: `size` as our rows' keys hold it."""
+    if isinstance(size, Matrix):
+        name = f"{size.rows}x{size.cols}"
+    elif isinstance(size, tuple):
+        name = "x".join(map(str, size))  # GEMM's (M, N, K)
+    else:
+        name = str(size)
+    return peer["seconds"].get((op, name))
+
+
+def peer_ms(peer, op, size):
+    """PyTorch's time of one case in ms, or '—' where it has none."""
+    seconds = peer_seconds(peer, op, size)
+    return fmt_ms(seconds) if seconds else "—"
+
+
+def no_peer(what, groups):
+    """How to get the PyTorch figures a section lacks."""
+    return (f"No PyTorch {what}: run `{PEER_COMMAND} {groups} --threads N --out peer.json` on "
+            "this machine (N: the OpenMP threads above; PyTorch comes with `tools/install-deps.sh "
+            "--peer`), then `triptych report --peer peer.json`.\n")
 
 
 # --- convolution and pooling --------------------------------------------------------------------
@@ -829,10 +953,11 @@ def conv_sections(rows, machine, peer):
                          fmt_number(f.rate / 1e9) if f else "—", fmt_ms(fb.seconds) if fb else "—"])
     if peer:
         for name in shapes:
-            if name in peer["conv"]:
-                fwd, both = peer["conv"][name]
-                body.append(["PyTorch (CPU)", "its own", name, fmt_ms(fwd), "—", fmt_ms(both)])
-    parts = [text + ("conv2d on the benchmark shapes (bench/conv.cpp: N, C, H, W, K, R×S, stride, "
+            fwd, both = (peer_ms(peer, op, name) for op in ("conv2d_forward",
+                                                             "conv2d_forward_backward"))
+            if (fwd, both) != ("—", "—"):
+                body.append(["PyTorch (CPU)", "its own", name, fwd, "—", both])
+    parts = [text + ("conv2d on the benchmark shapes (check/conv_checks.cpp: N, C, H, W, K, R×S, stride, "
                      "pad): lenet_conv1 64,1,28,28,6,5×5,1,2; lenet_conv2 64,6,14,14,16,5×5,1,0; "
                      "resnet_3x3 16,64,56,56,64,3×3,1,1; large_11x11 8,16,64,64,16,11×11,1,5. "
                      "GFLOP/s counts the direct algorithm's 2·N·K·P·Q·C·R·S for every algorithm, "
@@ -854,20 +979,17 @@ def best_cpu_conv(found, name, kind):
 def conv_peer_section(found, shapes, peer):
     text = "### cpu_eigen_omp against PyTorch on the CPU\n\n"
     if not peer:
-        return text + ("No PyTorch figures: run `/usr/bin/python3 pytorch_cpu.py conv pool > "
-                       "peer.txt` (../shared/peers) on this machine, then `triptych report --peer "
-                       "peer.txt`.\n")
+        return text + no_peer("figures", "conv pool")
     body = []
     for name in shapes:
-        if name not in peer["conv"]:
-            continue
-        for kind, theirs in zip(("forward", "forward_backward"), peer["conv"][name]):
+        for kind in ("forward", "forward_backward"):
+            theirs = peer_seconds(peer, f"conv2d_{kind}", name)
             best = best_cpu_conv(found, name, kind)
-            if best:
+            if theirs and best:
                 algorithm, ours = best
                 body.append([name, kind.replace("_", "+"), algorithm, fmt_ms(ours.seconds),
                              fmt_ms(theirs), fmt_times(theirs / ours.seconds)])
-    return text + (f"PyTorch: {peer['header']}. 'speed ratio' is PyTorch's time over ours: above "
+    return text + (f"{peer['header']}. 'speed ratio' is PyTorch's time over ours: above "
                    "1× we are faster. Ours is cpu_eigen_omp's fastest algorithm for the shape.\n\n"
                    + table(["shape", "pass", "our algorithm", "ours ms", "PyTorch ms",
                             "speed ratio"], body))
@@ -875,9 +997,10 @@ def conv_peer_section(found, shapes, peer):
 
 def pool_section(rows, machine, peer):
     text = "## Pooling\n\n"
+    pool_ops = machine.ops_in("pool")
     found = {}
     for (op, v, size), r in rows.items():
-        if op in POOL_OPS and machine.kind(v) != "simulator":
+        if op in pool_ops and machine.kind(v) != "simulator":
             found.setdefault((v, size), {})[op] = r
     if not found:
         return text + "The pooling rows were not run.\n"
@@ -887,21 +1010,22 @@ def pool_section(rows, machine, peer):
         for size in sorted(n for w, n in found if w == v):
             measured = found[(v, size)]
             body.append([v, size] + [fmt_ms(measured[op].seconds) if op in measured else "—"
-                                     for op in POOL_OPS])
-    if peer:
-        for size, (max_s, avg_s) in sorted(peer["pool"].items()):
-            body.append(["PyTorch (CPU)", size, fmt_ms(max_s), "—", fmt_ms(avg_s), "—"])
+                                     for op in pool_ops])
+    peer_sizes = sorted({size for op, size in peer["seconds"] if op in pool_ops}) if peer else []
+    for size in peer_sizes:
+        body.append(["PyTorch (CPU)", size] + [peer_ms(peer, op, size) for op in pool_ops])
     text += ("Window and stride in the shape's name (N×C×H×W_w<window>s<stride>); max pooling "
              "also writes the argmax of every output, which its backward scatters through.\n\n"
-             + table(["variant", "shape"] + [op + " ms" for op in POOL_OPS], body))
-    if peer:
-        ratios = []
-        for size, theirs in sorted(peer["pool"].items()):
-            ours = found.get(("cpu_eigen_omp", size), {})
-            for op, their_s in zip(("max_pool2d_forward", "avg_pool2d_forward"), theirs):
-                if op in ours:
-                    ratios.append([size, op, fmt_ms(ours[op].seconds), fmt_ms(their_s),
-                                   fmt_times(their_s / ours[op].seconds)])
+             + table(["variant", "shape"] + [op + " ms" for op in pool_ops], body))
+    ratios = []
+    for size in peer_sizes:
+        ours = found.get(("cpu_eigen_omp", size), {})
+        for op in pool_ops:
+            theirs = peer_seconds(peer, op, size)
+            if op in ours and theirs:
+                ratios.append([size, op, fmt_ms(ours[op].seconds), fmt_ms(theirs),
+                               fmt_times(theirs / ours[op].seconds)])
+    if ratios:
         text += ("\ncpu_eigen_omp against PyTorch (its time over ours: above 1× we are faster):"
                  "\n\n" + table(["shape", "op", "ours ms", "PyTorch ms", "speed ratio"], ratios))
     return text
@@ -956,9 +1080,7 @@ def training_section(rows, machine, peer):
 def training_peer_section(steps, models, peer):
     text = "\n### Training: cpu_eigen_omp against PyTorch\n\n"
     if not peer or not peer["train"]:
-        return text + ("No PyTorch training figures: run `/usr/bin/python3 pytorch_cpu.py train > "
-                       "peer.txt` (../shared/peers) on this machine, then `triptych report --peer "
-                       "peer.txt`.\n")
+        return text + no_peer("training figures", "train")
     body = []
     for model in models:
         ours, epochs = steps.get("cpu_eigen_omp", {}).get(model), peer["train"].get(model)
@@ -968,7 +1090,7 @@ def training_peer_section(steps, models, peer):
         body.append([model, fmt_number(ours.rate) if ours else "—", fmt_number(theirs),
                      fmt_times(ours.rate / theirs) if ours else "—",
                      f"{100 * epochs[-1][1]:.2f}%", str(len(epochs))])
-    return text + (f"PyTorch: {peer['header']}; the same models, optimizer (Adam, lr 1e-3) and "
+    return text + (f"{peer['header']}: the same models, optimizer (Adam, lr 1e-3) and "
                    "batch (64). Its figure is the median over its epochs of images/s of a whole "
                    "epoch (shuffling and slicing the batches included); ours is one step on a "
                    "fixed batch. 'cpu_eigen_omp / PyTorch': above 1× we are faster.\n\n"
@@ -1011,9 +1133,8 @@ def optimizer_step_section(rows, machine):
     text = "\n### Training: the optimizer step alone\n\n"
     found = {}  # (kind, model) -> {variant: Row}
     for (op, v, model), r in rows.items():
-        m = OPTIMIZER_OP.match(op)
-        if m and machine.kind(v) != "simulator":
-            found.setdefault((m[1], model), {})[v] = r
+        if op in machine.ops_in("optimizer") and machine.kind(v) != "simulator":
+            found.setdefault((op.removeprefix(OPTIMIZER_PREFIX), model), {})[v] = r
     if not found:
         return text + "The optimizer_step rows were not run.\n"
     names = machine.order({v for by_variant_row in found.values() for v in by_variant_row})
@@ -1028,7 +1149,7 @@ def optimizer_step_section(rows, machine):
         cells.append(fmt_times(naive.seconds / tiled.seconds) if naive and tiled
                      else NO_GPU if not machine.has_gpu else "—")
         body.append([kind, model] + cells)
-    return text + ("One update of every parameter tensor of the model (bench/optimizer.cpp: mlp 6 "
+    return text + ("One update of every parameter tensor of the model (check/optimizer_checks.cpp: mlp 6 "
                    "tensors, lenet 10), µs per step. gpu_naive launches a kernel per tensor, "
                    "gpu_tiled one for all of them: 'gpu_naive / gpu_tiled' is what fusing the "
                    "launches saves.\n\n"
@@ -1059,12 +1180,13 @@ def report_markdown(doc, rows, skipped, machine, charts, json_name, peer=None):
     series = gemm_series(rows, machine)
     parts = ["# triptych benchmark report\n",
              machine_section(doc, machine, json_name),
-             *gemm_sections(series, machine),
+             *gemm_sections(series, machine, peer),
              ladder_section(rows, machine),
              relu_section(rows, machine),
              *memory_bound_sections(rows, machine),
-             sum_section(rows, machine),
-             fusion_section(rows, machine),
+             memory_bound_peer_section(rows, machine, peer),
+             *sum_sections(rows, machine),
+             *fusion_sections(rows, machine),
              *conv_sections(rows, machine, peer),
              pool_section(rows, machine, peer),
              training_section(rows, machine, peer),
@@ -1184,7 +1306,7 @@ def write_memory_chart(plt, directory, rows, machine, gpu_note):
     (softmax, cross-entropy) gets one line per row length, each with its own marker: joining
     65536x10 to 4096x1000 would draw a slope that is really a change of shape. Returns False,
     writing nothing, when no memory-bound row ran."""
-    ops = {op: by_variant(rows, machine, op) for op in MEMORY_BOUND}
+    ops = {op: by_variant(rows, machine, op) for op in machine.ops_in("memory", "reduction")}
     panels = machine.order({v for found in ops.values() for v in found})
     if not panels:
         return False
@@ -1297,7 +1419,7 @@ def main(argv):
     parser.add_argument("--json", help="Google Benchmark JSON written by triptych_bench")
     parser.add_argument("--out", help="report directory to write (replaced if it holds a report)")
     parser.add_argument("--peer", metavar="FILE",
-                        help="PyTorch's figures on this machine (pytorch_cpu.py conv pool output)")
+                        help="PyTorch's figures on this machine (bench/pytorch_peer.py's JSON)")
     parser.add_argument("--check-out", metavar="DIR",
                         help="only check that DIR may be written, then exit")
     args = parser.parse_args(argv)

@@ -1,15 +1,63 @@
-// The helpers every suite shares; see suites.hpp.
+// The rows of the op descriptions and the helpers every suite shares; see suites.hpp.
 #include "bench/suites.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <exception>
+#include <mutex>
 
+#include "check/crosscheck.hpp"
 #include "common/errors.hpp"
-#include "common/random.hpp"
 #include "common/registry.hpp"
 
 namespace triptych::bench {
+namespace {
+
+struct Described {
+    std::string op, counter, work, table;
+};
+
+std::vector<Described>& described() {
+    static std::vector<Described> all;
+    return all;
+}
+
+// `s` as a JSON string literal (the texts here are plain, but a formula may hold a quote).
+std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
+// Whether `b` has every kernel the rows run.
+bool runs(const Backend& b, const check::BenchRows& rows) {
+    for (Op op : rows.needs)
+        if (!b.implements(op)) return false;
+    return true;
+}
+
+// One row: the case set up on b, warmed up and checked, then timed, with its counters.
+void time_case(benchmark::State& state, const Backend& b, const check::BenchRows& rows,
+               const check::BenchCase& c) {
+    const check::Workload work = c.prepare(b);
+    if (work.result) {
+        if (std::isnan(work.result())) {
+            state.SkipWithError("the result is NaN");
+            return;
+        }
+        state.SetLabel(b.device());
+        time_calls(state, b, [&] { benchmark::DoNotOptimize(work.result()); });
+    } else {
+        if (!warm_up(state, work.call, b, work.output)) return;
+        time_calls(state, b, work.call);
+    }
+    count_per_second(state, rows.counter.c_str(), c.work);
+    for (const auto& [name, value] : c.extra_counters) state.counters[name] = value;
+}
+
+}  // namespace
 
 std::vector<Variant> variants(const Options& options) {
     std::vector<Variant> out;
@@ -36,55 +84,43 @@ std::vector<Variant> other_versions(const Variant& v, Op op) {
     return out;
 }
 
-std::vector<std::int64_t> powers_of_two(std::int64_t low, std::int64_t high) {
-    std::vector<std::int64_t> sizes;
-    for (std::int64_t n = 1; n <= high; n *= 2)
-        if (n >= low) sizes.push_back(n);
-    return sizes;
+void describe_rows(const std::string& op, const std::string& counter, const std::string& work,
+                   const std::string& table) {
+    for (const Described& d : described())
+        if (d.op == op) return;
+    described().push_back({op, counter, work, table});
 }
 
-// 2^16 floats (256 KiB) fit in L2, 2^20 (4 MiB) in L3, 2^24 (64 MiB) only in DRAM; a GPU adds
-// 2^26 (256 MiB), where launch overhead is negligible against the transfer. The simulator runs
-// one fiber per CUDA thread, so it gets one small size.
-std::vector<std::int64_t> stream_sizes(DeviceKind kind, const Options& options) {
-    switch (kind) {
-        case DeviceKind::Gpu:
-            if (options.quick) return {1 << 16, 1 << 20};
-            return {1 << 16, 1 << 20, 1 << 24, 1 << 26};
-        case DeviceKind::Simulator:
-            return {1 << 12};
-        case DeviceKind::Cpu:
-            break;
+std::string described_rows_json() {
+    std::string out;
+    for (const Described& d : described())
+        out += (out.empty() ? "" : ", ") + json_string(d.op) + ": {\"counter\": " +
+               json_string(d.counter) + ", \"work\": " + json_string(d.work) +
+               ", \"table\": " + json_string(d.table) + "}";
+    return "{" + out + "}";
+}
+
+void register_descriptions(const Options& options) {
+    for (const check::OpDescription& description : check::ops()) {
+        for (const check::BenchRows& rows : description.bench) {
+            describe_rows(rows.op, rows.counter, rows.work, rows.table);
+            for (const Variant& variant : variants(options)) {
+                // The variant, then its other versions of the rows' kernels (the GEMM ladder).
+                std::vector<Variant> versions{variant};
+                for (Op op : rows.needs)
+                    for (Variant& other : other_versions(variant, op)) versions.push_back(other);
+                for (const Variant& v : versions) {
+                    if (!runs(*v.backend, rows)) continue;
+                    const check::BenchContext context{v.kind, options.quick, *v.backend};
+                    for (const check::BenchCase& c : rows.cases(context))
+                        add(rows.op + "/" + v.label + "/" + c.size,
+                            [b = v.backend, &rows, c](benchmark::State& s) {
+                                time_case(s, *b, rows, c);
+                            });
+                }
+            }
+        }
     }
-    if (options.quick) return {1 << 16, 1 << 18};
-    return {1 << 16, 1 << 20, 1 << 24};
-}
-
-// 4096x1000: a classifier's batch over 1000 classes; 64x100000: long rows, where one thread per row
-// (gpu_naive) leaves most of a GPU idle; 65536x10: MNIST-sized rows, where per-row overhead counts.
-// A GPU adds each with 8 times the rows, so that launch overhead no longer hides the bandwidth.
-std::vector<RowsCols> row_shapes(DeviceKind kind, const Options& options) {
-    if (kind == DeviceKind::Simulator) return {{16, 256}};
-    if (options.quick) return {{256, 1000}, {4, 100000}, {16384, 10}};
-    std::vector<RowsCols> shapes{{4096, 1000}, {64, 100000}, {65536, 10}};
-    if (kind == DeviceKind::Gpu)
-        shapes.insert(shapes.end(), {{32768, 1000}, {512, 100000}, {524288, 10}});
-    return shapes;
-}
-
-std::vector<std::int64_t> copy_sizes(DeviceKind kind, const Options& options) {
-    std::vector<std::int64_t> sizes = stream_sizes(kind, options);
-    for (const RowsCols& shape : row_shapes(kind, options))
-        sizes.push_back(shape.rows * shape.cols);
-    std::sort(sizes.begin(), sizes.end());
-    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-    return sizes;
-}
-
-std::vector<float> random_values(std::int64_t count) {
-    std::vector<float> values(static_cast<std::size_t>(count));
-    Rng(20240601).uniform(values);
-    return values;
 }
 
 void add(const std::string& name, std::function<void(benchmark::State&)> body) {
@@ -98,17 +134,6 @@ void add(const std::string& name, std::function<void(benchmark::State&)> body) {
     benchmark::RegisterBenchmark(name.c_str(), guarded)
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
-}
-
-bool implements(const std::function<void()>& try_once) {
-    try {
-        try_once();
-        return true;
-    } catch (const Unsupported&) {
-        return false;
-    } catch (const std::exception&) {
-        return true;
-    }
 }
 
 void time_calls(benchmark::State& state, const Backend& b, const std::function<void()>& op) {
@@ -134,15 +159,6 @@ bool warm_up(benchmark::State& state, const std::function<void()>& op, const Bac
                 ("output element " + std::to_string(i) + " was never written (still NaN)").c_str());
             return false;
         }
-    state.SetLabel(owner.device());
-    return true;
-}
-
-bool warm_up(benchmark::State& state, const std::function<float()>& op, const Backend& owner) {
-    if (std::isnan(op())) {
-        state.SkipWithError("the result is NaN");
-        return false;
-    }
     state.SetLabel(owner.device());
     return true;
 }

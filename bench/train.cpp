@@ -2,7 +2,7 @@
 // across the bus.
 //
 // Rows (batch 64, Fashion-MNIST's 28x28 images, as `triptych train` and
-// ../shared/peers/pytorch_cpu.py train run them):
+// bench/pytorch_peer.py train run them):
 //   train_step/<variant>/<model>       one Trainer::train_step on a fixed random batch: the images
 //                                      and labels up, forward, softmax_cross_entropy and its loss
 //                                      down, backward, one Adam update (lr 1e-3, as the PyTorch
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bench/suites.hpp"
+#include "common/errors.hpp"
 #include "common/nn/models.hpp"
 #include "common/nn/trainer.hpp"
 
@@ -35,7 +36,7 @@ struct Batch {
 };
 
 Batch random_batch(std::int64_t count) {
-    Batch b{random_values(count * rows * cols), random_values(count)};
+    Batch b{check::bench_values(count * rows * cols), check::bench_values(count)};
     for (float& pixel : b.images) pixel = (pixel + 1) / 2;
     for (float& label : b.labels) label = std::floor((label + 1) * 5);  // [-1, 1) -> 0..9
     return b;
@@ -90,12 +91,18 @@ void train_transfer(benchmark::State& state, const Backend& b) {
 }  // namespace
 
 void register_train(const Options& options) {
+    describe_rows("train_step", "images", "64 images", "train");
+    describe_rows("train_transfer", "bytes", "4·(64·784 + 64 + 1)", "train");
     for (const Variant& v : variants(options)) {
         const Backend& b = *v.backend;
         for (const std::string& model : nn::model_names()) {
             if (v.kind == DeviceKind::Simulator && model != "mlp") continue;
             // One step on one image: a variant that lacks an op the model needs gets no row.
-            if (!implements([&] { Run(b, model).step(random_batch(1), 1); })) continue;
+            try {
+                Run(b, model).step(random_batch(1), 1);
+            } catch (const Unsupported&) {
+                continue;
+            }
             add("train_step/" + v.label + "/" + model,
                 [&b, model](benchmark::State& s) { train_step(s, b, model); });
         }

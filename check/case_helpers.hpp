@@ -80,8 +80,8 @@ inline CaseResult result_for(const Backend& backend, std::string op, std::string
 }
 
 // The OpChecks of conv2d, max_pool2d and avg_pool2d (conv_checks.cpp), for ops().
-std::vector<OpCheck> conv_and_pool_op_checks();
+std::vector<OpDescription> conv_and_pool_descriptions();
 // The OpChecks of sgd, adam and rmsprop (optimizer_checks.cpp), for ops().
-std::vector<OpCheck> optimizer_op_checks();
+std::vector<OpDescription> optimizer_descriptions();
 
 }  // namespace triptych::check

@@ -503,6 +503,186 @@ std::vector<CaseResult> run_avg_pool2d(const Backend& b, const std::string& text
 
 }  // namespace
 
+// --- the benchmark rows of convolution and pooling --------------------------------------------
+
+namespace {
+
+Tensor bench_tensor(const Backend& b, const Shape& shape) {
+    return b.upload(shape, bench_values(shape.elements()));
+}
+
+struct NamedConv {
+    std::string name;
+    Conv2dShape shape;
+};
+
+// Conv2dShape from (N, C, H, W, K, R = S, stride, pad): square filters, strides and padding.
+Conv2dShape square(std::int64_t N, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t K,
+                   std::int64_t R, std::int64_t stride, std::int64_t pad) {
+    return Conv2dShape{.N = N, .C = C, .H = H, .W = W, .K = K, .R = R, .S = R,
+                       .stride_h = stride, .stride_w = stride, .pad_h = pad, .pad_w = pad};
+}
+
+// The named shapes (N, C, H, W, K, R x S, stride, pad):
+//   lenet_conv1  64, 1, 28, 28,  6,  5x5, 1, 2    LeNet's first layer: one input channel
+//   lenet_conv2  64, 6, 14, 14, 16,  5x5, 1, 0    its second
+//   resnet_3x3   16, 64, 56, 56, 64, 3x3, 1, 1    a ResNet stage-1 layer: GEMM-sized work
+//   large_11x11   8, 16, 64, 64, 16, 11x11, 1, 5  a large filter, where FFT pays off
+// --quick runs two small shapes; simulator variants one tiny shape; cpu_naive's seven loops run at
+// about 1 GFLOP/s, so it runs the shapes of at most 1e8 flops (the LeNet layers): ResNet's layer
+// would take it half a minute per forward+backward row.
+std::vector<NamedConv> conv_shapes(const BenchContext& c) {
+    if (c.kind == DeviceKind::Simulator) return {{"tiny", square(1, 2, 8, 8, 2, 3, 1, 1)}};
+    if (c.quick)
+        return {{"small_3x3", square(2, 4, 16, 16, 4, 3, 1, 1)},
+                {"small_5x5_stride2", square(2, 3, 15, 15, 4, 5, 2, 2)}};
+    return {{"lenet_conv1", square(64, 1, 28, 28, 6, 5, 1, 2)},
+            {"lenet_conv2", square(64, 6, 14, 14, 16, 5, 1, 0)},
+            {"resnet_3x3", square(16, 64, 56, 56, 64, 3, 1, 1)},
+            {"large_11x11", square(8, 16, 64, 64, 16, 11, 1, 5)}};
+}
+
+// The filter-size sweep at a fixed input (N=8, C=16, H=W=64, K=16, R=S, pad R/2), forward only:
+// FFT's cost stays flat while direct and im2col grow as R^2, so the rows show where it overtakes.
+std::vector<NamedConv> sweep_shapes(const BenchContext& c) {
+    if (c.kind == DeviceKind::Simulator) return {};
+    const std::int64_t largest = c.quick ? 7 : 15;
+    std::vector<NamedConv> shapes;
+    for (std::int64_t R = 3; R <= largest; R += 2)
+        shapes.push_back({"sweep_r" + std::to_string(R),
+                          c.quick ? square(1, 2, 16, 16, 2, R, 1, R / 2)
+                                  : square(8, 16, 64, 64, 16, R, 1, R / 2)});
+    return shapes;
+}
+
+std::vector<NamedConv> affordable(const BenchContext& c, std::vector<NamedConv> shapes) {
+    constexpr double naive_most_flops = 1e8;
+    if (c.backend.variant() == "cpu_naive")
+        std::erase_if(shapes,
+                      [](const NamedConv& n) { return n.shape.flops() > naive_most_flops; });
+    return shapes;
+}
+
+// The rows of one algorithm: forward alone (with the sweep), or forward, backward_data and
+// backward_weights, one training step's conv work as PyTorch's autograd figure. The work counted
+// is the direct algorithm's multiply-adds whatever the algorithm (Conv2dShape::flops()), three
+// times that for the three passes, so that GFLOP/s compare time for the same result.
+std::function<std::vector<BenchCase>(const BenchContext&)> conv_rows(ConvAlgorithm algorithm,
+                                                                     bool backward) {
+    return [algorithm, backward](const BenchContext& c) {
+        std::vector<BenchCase> cases;
+        const std::vector<ConvAlgorithm> has = c.backend.conv2d_algorithms();
+        if (std::find(has.begin(), has.end(), algorithm) == has.end()) return cases;
+        std::vector<NamedConv> shapes = affordable(c, conv_shapes(c));
+        if (!backward)
+            for (NamedConv& sweep : affordable(c, sweep_shapes(c))) shapes.push_back(sweep);
+        for (const NamedConv& n : shapes) {
+            const Conv2dShape s = n.shape;
+            cases.push_back(
+                {n.name, (backward ? 3.0 : 1.0) * s.flops(), {}, [s, algorithm, backward](const Backend& b) {
+                     const Tensor x = bench_tensor(b, s.x_shape()), w = bench_tensor(b, s.w_shape());
+                     const Tensor bias = bench_tensor(b, s.b_shape());
+                     const Tensor dy = bench_tensor(b, s.y_shape());
+                     Tensor y = b.allocate(s.y_shape()), dx = b.allocate(s.x_shape());
+                     Tensor dw = b.allocate(s.w_shape()), db = b.allocate(s.b_shape());
+                     // dx is checked after the warm-up: the output a strided layer is likeliest to
+                     // leave unwritten (inputs that no window reads still get a 0).
+                     return Workload{[&b, s, algorithm, backward, x, w, bias, dy, y, dx, dw,
+                                      db]() mutable {
+                                         b.conv2d_forward(s, algorithm, x, w, bias, y);
+                                         if (!backward) return;
+                                         b.conv2d_backward_data(s, algorithm, dy, w, dx);
+                                         b.conv2d_backward_weights(s, algorithm, x, dy, dw, db);
+                                     },
+                                     backward ? dx : y, {}};
+                 }});
+        }
+        return cases;
+    };
+}
+
+// A square window with its stride and no padding, over a batch of square planes:
+//   64x6x28x28_w2s2       LeNet's first pooling layer on a batch of 64 (2x2, stride 2: no overlap)
+//   16x64x112x112_w3s2    ResNet's stem pooling on a batch of 16 (3x3, stride 2: windows overlap)
+// A GPU adds each with 8 times the batch, so that launch overhead no longer hides the bandwidth.
+struct PoolCase {
+    std::int64_t N, C, H, W, window, stride;
+
+    Pool2dShape shape() const { return Pool2dShape{N, C, H, W, window, window, stride, stride}; }
+    std::string str() const {
+        return std::to_string(N) + "x" + std::to_string(C) + "x" + std::to_string(H) + "x" +
+               std::to_string(W) + "_w" + std::to_string(window) + "s" + std::to_string(stride);
+    }
+};
+
+std::vector<PoolCase> pool_cases(const BenchContext& c) {
+    if (c.kind == DeviceKind::Simulator) return {{2, 3, 28, 28, 2, 2}, {1, 4, 30, 30, 3, 2}};
+    if (c.quick) return {{8, 6, 28, 28, 2, 2}, {2, 16, 56, 56, 3, 2}};
+    std::vector<PoolCase> cases{{64, 6, 28, 28, 2, 2}, {16, 64, 112, 112, 3, 2}};
+    if (c.kind == DeviceKind::Gpu)
+        cases.insert(cases.end(), {{512, 6, 28, 28, 2, 2}, {128, 64, 112, 112, 3, 2}});
+    return cases;
+}
+
+// One pooling pass's rows. Its work, in bytes: each tensor it reads or writes once (x, dx:
+// N·C·H·W floats; y, dy, argmax: N·C·P·Q floats), `x_floats` and `y_floats` of them.
+std::function<std::vector<BenchCase>(const BenchContext&)> pool_rows(
+    double x_floats, double y_floats,
+    std::function<Workload(const Backend&, const Pool2dShape&)> prepare) {
+    return [=](const BenchContext& c) {
+        std::vector<BenchCase> cases;
+        for (const PoolCase p : pool_cases(c)) {
+            const Pool2dShape s = p.shape();
+            const double work = 4.0 * (x_floats * double(s.x_shape().elements()) +
+                                       y_floats * double(s.y_shape().elements()));
+            cases.push_back({p.str(), work, {},
+                             [prepare, s](const Backend& b) { return prepare(b, s); }});
+        }
+        return cases;
+    };
+}
+
+Workload max_pool_forward_workload(const Backend& b, const Pool2dShape& s) {
+    const Tensor x = bench_tensor(b, s.x_shape());
+    Tensor y = b.allocate(s.y_shape()), argmax = b.allocate(s.y_shape());
+    return {[&b, s, x, y, argmax]() mutable { b.max_pool2d_forward(s, x, y, argmax); }, argmax, {}};
+}
+
+Workload max_pool_backward_workload(const Backend& b, const Pool2dShape& s) {
+    const Tensor x = bench_tensor(b, s.x_shape()), dy = bench_tensor(b, s.y_shape());
+    Tensor y = b.allocate(s.y_shape()), argmax = b.allocate(s.y_shape());
+    b.max_pool2d_forward(s, x, y, argmax);  // real argmax indices, as training passes them
+    Tensor dx = b.allocate(s.x_shape());
+    return {[&b, s, dy, argmax, dx]() mutable { b.max_pool2d_backward(s, dy, argmax, dx); }, dx, {}};
+}
+
+Workload avg_pool_forward_workload(const Backend& b, const Pool2dShape& s) {
+    const Tensor x = bench_tensor(b, s.x_shape());
+    Tensor y = b.allocate(s.y_shape());
+    return {[&b, s, x, y]() mutable { b.avg_pool2d_forward(s, x, y); }, y, {}};
+}
+
+Workload avg_pool_backward_workload(const Backend& b, const Pool2dShape& s) {
+    const Tensor dy = bench_tensor(b, s.y_shape());
+    Tensor dx = b.allocate(s.x_shape());
+    return {[&b, s, dy, dx]() mutable { b.avg_pool2d_backward(s, dy, dx); }, dx, {}};
+}
+
+std::vector<BenchRows> conv_bench_rows() {
+    const std::vector<Op> all_passes = {Op::conv2d_forward, Op::conv2d_backward_data,
+                                        Op::conv2d_backward_weights};
+    std::vector<BenchRows> rows;
+    for (ConvAlgorithm a : {ConvAlgorithm::direct, ConvAlgorithm::im2col, ConvAlgorithm::fft}) {
+        rows.push_back({"conv2d_forward_" + to_string(a), "flops", "2·N·K·P·Q·C·R·S", "conv",
+                        conv_rows(a, false), {Op::conv2d_forward}});
+        rows.push_back({"conv2d_forward_backward_" + to_string(a), "flops", "3 · 2·N·K·P·Q·C·R·S",
+                        "conv", conv_rows(a, true), all_passes});
+    }
+    return rows;
+}
+
+}  // namespace
+
 // Default shapes. conv2d (N,C,H,W,K,R,S[,STRIDE,PAD] or with h and w apart): one pixel; 1x1
 // filters; a non-square 3x5 filter on C = 1, K = 1; stride 2, and 3 by 2 with a 5x4 filter;
 // padding 2 on a 3x3 filter (more than half); an 8x7 filter as large as the padded 6x5 input;
@@ -515,7 +695,7 @@ std::vector<CaseResult> run_avg_pool2d(const Backend& b, const std::string& text
 // column left over; cpu_eigen_omp has a loop of its own for 2x2 stride 2); overlapping 3x3
 // stride 2 windows with and without padding, a 2x3 window, padding of half a 5x4 window, one
 // window over the whole input, 3x3 stride 3 dropping a leftover row, batch 1.
-std::vector<OpCheck> conv_and_pool_op_checks() {
+std::vector<OpDescription> conv_and_pool_descriptions() {
     const std::string pool_syntax =
         "N,C,H,W,WINDOW,STRIDE[,PAD] or N,C,H,W,WINDOW_H,WINDOW_W,STRIDE_H,STRIDE_W,PAD_H,PAD_W";
     const std::vector<std::string> pools = {
@@ -531,11 +711,21 @@ std::vector<OpCheck> conv_and_pool_op_checks() {
           "7,5,33,17,7,3,3,3,0", "2,16,11,13,67,3,3,1,1", "7,17,9,11,19,3,2,1,1,3,2",
           "64,1,28,28,6,5,5,1,2", "64,6,14,14,16,5,5,1,0"},
          run_conv2d,
-         {Op::conv2d_forward, Op::conv2d_backward_data, Op::conv2d_backward_weights}},
+         {Op::conv2d_forward, Op::conv2d_backward_data, Op::conv2d_backward_weights},
+         conv_bench_rows()},
         {"max_pool2d", pool_syntax, pools, run_max_pool2d,
-         {Op::max_pool2d_forward, Op::max_pool2d_backward}},
+         {Op::max_pool2d_forward, Op::max_pool2d_backward},
+         {{"max_pool2d_forward", "bytes", "4·(NCHW + 2·NCPQ)", "pool",
+           pool_rows(1, 2, max_pool_forward_workload), {Op::max_pool2d_forward}},
+          {"max_pool2d_backward", "bytes", "4·(2·NCPQ + NCHW)", "pool",
+           pool_rows(1, 2, max_pool_backward_workload),
+           {Op::max_pool2d_forward, Op::max_pool2d_backward}}}},
         {"avg_pool2d", pool_syntax, pools, run_avg_pool2d,
-         {Op::avg_pool2d_forward, Op::avg_pool2d_backward}},
+         {Op::avg_pool2d_forward, Op::avg_pool2d_backward},
+         {{"avg_pool2d_forward", "bytes", "4·(NCHW + NCPQ)", "pool",
+           pool_rows(1, 1, avg_pool_forward_workload), {Op::avg_pool2d_forward}},
+          {"avg_pool2d_backward", "bytes", "4·(NCPQ + NCHW)", "pool",
+           pool_rows(1, 1, avg_pool_backward_workload), {Op::avg_pool2d_backward}}}},
     };
 }
 

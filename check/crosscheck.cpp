@@ -865,12 +865,260 @@ Run dense_run(const std::string& op, DensePath path) {
 
 }  // namespace
 
+// --- the benchmark rows of the dense-layer ops ---------------------------------------------------
+//
+// Each row times one call on the benchmarks' seeded inputs (bench_values); its counter is the work
+// of that call: flops for GEMM and the dense layer, and for the memory-bound ops the bytes one call
+// must read and write, each input once and each output once (n floats, or a rows x cols matrix), so
+// that the report can set them against the copy bandwidth of the same size.
+
+namespace {
+
+Tensor bench_tensor(const Backend& b, const Shape& shape) {
+    return b.upload(shape, bench_values(shape.elements()));
+}
+
+// GEMM C = A * B of square N x N matrices, N a power of two. cpu_naive's loops walk B column by
+// column: on the 2-core reference machine N = 512 takes it 0.2 s a call, N = 1024 5 s (B's columns
+// no longer stay in cache), so it stops at 512; a GPU needs large matrices to fill its SMs; the
+// simulator runs every CUDA thread as a fiber, so only tiny sizes finish in reasonable time.
+std::vector<BenchCase> gemm_cases(const BenchContext& c) {
+    std::vector<std::int64_t> sizes;
+    switch (c.kind) {
+        case DeviceKind::Gpu:
+            sizes = powers_of_two(64, c.quick ? 512 : 8192);
+            break;
+        case DeviceKind::Simulator:
+            sizes = powers_of_two(64, c.quick ? 64 : 128);
+            break;
+        case DeviceKind::Cpu:
+            sizes = powers_of_two(64, c.quick                               ? 256
+                                      : c.backend.variant() == "cpu_naive" ? 512
+                                                                           : 2048);
+            break;
+    }
+    std::vector<BenchCase> cases;
+    for (std::int64_t n : sizes) {
+        const GemmShape shape{.M = n, .N = n, .K = n};
+        const std::string size = std::to_string(n);
+        cases.push_back({size + "x" + size + "x" + size, shape.flops(), {}, [shape](const Backend& b) {
+                             const Tensor A = bench_tensor(b, shape.a_shape());
+                             const Tensor B = bench_tensor(b, shape.b_shape());
+                             Tensor C = b.allocate(shape.c_shape());
+                             return Workload{[&b, shape, A, B, C]() mutable { b.gemm(shape, A, B, C); },
+                                             C, {}};
+                         }});
+    }
+    return cases;
+}
+
+// An elementwise op over n floats: forward(x, y), or backward(input, dy, dx) when `backward`.
+using Forward = void (Backend::*)(const Tensor&, Tensor&) const;
+using Backward = void (Backend::*)(const Tensor&, const Tensor&, Tensor&) const;
+
+std::function<std::vector<BenchCase>(const BenchContext&)> stream_rows(Forward forward) {
+    return [forward](const BenchContext& c) {
+        std::vector<BenchCase> cases;
+        for (std::int64_t n : stream_sizes(c.kind, c.quick))
+            cases.push_back({std::to_string(n), 8.0 * double(n), {}, [forward, n](const Backend& b) {
+                                 const Tensor x = bench_tensor(b, Shape{n});
+                                 Tensor y = b.allocate(Shape{n});
+                                 return Workload{[&b, forward, x, y]() mutable { (b.*forward)(x, y); },
+                                                 y, {}};
+                             }});
+        return cases;
+    };
+}
+
+std::function<std::vector<BenchCase>(const BenchContext&)> stream_rows(Backward backward) {
+    return [backward](const BenchContext& c) {
+        std::vector<BenchCase> cases;
+        for (std::int64_t n : stream_sizes(c.kind, c.quick))
+            cases.push_back({std::to_string(n), 12.0 * double(n), {}, [backward, n](const Backend& b) {
+                                 const Tensor in = bench_tensor(b, Shape{n});
+                                 const Tensor dy = bench_tensor(b, Shape{n});
+                                 Tensor dx = b.allocate(Shape{n});
+                                 return Workload{
+                                     [&b, backward, in, dy, dx]() mutable { (b.*backward)(in, dy, dx); },
+                                     dx, {}};
+                             }});
+        return cases;
+    };
+}
+
+// bias_add and bias_backward on (rows, 1024): a layer of 1024 outputs, wide enough for coalesced
+// rows on a GPU, rows * 1024 being the stream sizes.
+constexpr std::int64_t bias_cols = 1024;
+
+std::vector<BenchCase> bias_add_cases(const BenchContext& c) {
+    std::vector<BenchCase> cases;
+    for (std::int64_t n : stream_sizes(c.kind, c.quick)) {
+        const std::int64_t rows = n / bias_cols;
+        cases.push_back({RowsCols{rows, bias_cols}.str(), 4.0 * (2.0 * double(n) + double(bias_cols)),
+                         {}, [rows](const Backend& b) {
+                             const Tensor x = bench_tensor(b, Shape{rows, bias_cols});
+                             const Tensor bias = bench_tensor(b, Shape{bias_cols});
+                             Tensor y = b.allocate(Shape{rows, bias_cols});
+                             return Workload{[&b, x, bias, y]() mutable { b.bias_add(x, bias, y); }, y,
+                                             {}};
+                         }});
+    }
+    return cases;
+}
+
+std::vector<BenchCase> bias_backward_cases(const BenchContext& c) {
+    std::vector<BenchCase> cases;
+    for (std::int64_t n : stream_sizes(c.kind, c.quick)) {
+        const std::int64_t rows = n / bias_cols;
+        cases.push_back({RowsCols{rows, bias_cols}.str(), 4.0 * (double(n) + double(bias_cols)), {},
+                         [rows](const Backend& b) {
+                             const Tensor dy = bench_tensor(b, Shape{rows, bias_cols});
+                             Tensor dbias = b.allocate(Shape{bias_cols});
+                             return Workload{[&b, dy, dbias]() mutable { b.bias_backward(dy, dbias); },
+                                             dbias, {}};
+                         }});
+    }
+    return cases;
+}
+
+// A row-wise op on the row shapes: softmax forward (x -> y) and backward (y, dy -> dx).
+std::vector<BenchCase> softmax_forward_cases(const BenchContext& c) {
+    std::vector<BenchCase> cases;
+    for (const RowsCols m : row_shapes(c.kind, c.quick))
+        cases.push_back({m.str(), 8.0 * double(m.rows * m.cols), {}, [m](const Backend& b) {
+                             const Tensor x = bench_tensor(b, Shape{m.rows, m.cols});
+                             Tensor y = b.allocate(Shape{m.rows, m.cols});
+                             return Workload{[&b, x, y]() mutable { b.softmax_forward(x, y); }, y, {}};
+                         }});
+    return cases;
+}
+
+std::vector<BenchCase> softmax_backward_cases(const BenchContext& c) {
+    std::vector<BenchCase> cases;
+    for (const RowsCols m : row_shapes(c.kind, c.quick))
+        cases.push_back({m.str(), 12.0 * double(m.rows * m.cols), {}, [m](const Backend& b) {
+                             const Tensor y = bench_tensor(b, Shape{m.rows, m.cols});
+                             const Tensor dy = bench_tensor(b, Shape{m.rows, m.cols});
+                             Tensor dx = b.allocate(Shape{m.rows, m.cols});
+                             return Workload{[&b, y, dy, dx]() mutable { b.softmax_backward(y, dy, dx); },
+                                             dx, {}};
+                         }});
+    return cases;
+}
+
+std::vector<BenchCase> mse_loss_cases(const BenchContext& c) {
+    std::vector<BenchCase> cases;
+    for (std::int64_t n : stream_sizes(c.kind, c.quick))
+        cases.push_back({std::to_string(n), 12.0 * double(n), {}, [n](const Backend& b) {
+                             const Tensor p = bench_tensor(b, Shape{n});
+                             const Tensor t = bench_tensor(b, Shape{n});
+                             Tensor grad = b.allocate(Shape{n});
+                             return Workload{[&b, p, t, grad]() mutable { b.mse_loss(p, t, grad); },
+                                             grad, {}};
+                         }});
+    return cases;
+}
+
+// One class index per row, uniform in [0, classes), held as floats, as the loss expects them.
+std::vector<float> bench_labels(std::int64_t rows, std::int64_t classes) {
+    std::vector<float> labels = bench_values(rows);
+    for (float& label : labels) {
+        const auto index = static_cast<std::int64_t>((label + 1.0f) / 2.0f * float(classes));
+        label = static_cast<float>(std::clamp<std::int64_t>(index, 0, classes - 1));
+    }
+    return labels;
+}
+
+std::vector<BenchCase> cross_entropy_cases(const BenchContext& c) {
+    std::vector<BenchCase> cases;
+    for (const RowsCols m : row_shapes(c.kind, c.quick))
+        cases.push_back({m.str(), 4.0 * (2.0 * double(m.rows * m.cols) + double(m.rows)), {},
+                         [m](const Backend& b) {
+                             const Tensor logits = bench_tensor(b, Shape{m.rows, m.cols});
+                             const Tensor labels =
+                                 b.upload(Shape{m.rows}, bench_labels(m.rows, m.cols));
+                             Tensor grad = b.allocate(Shape{m.rows, m.cols});
+                             return Workload{[&b, logits, labels, grad]() mutable {
+                                                 b.softmax_cross_entropy(logits, labels, grad);
+                                             },
+                                             grad, {}};
+                         }});
+    return cases;
+}
+
+// The sum of n floats in one mode: 4n bytes read, one number written (the result, checked).
+std::function<std::vector<BenchCase>(const BenchContext&)> sum_rows(Reduction mode) {
+    return [mode](const BenchContext& c) {
+        std::vector<BenchCase> cases;
+        for (std::int64_t n : stream_sizes(c.kind, c.quick))
+            cases.push_back({std::to_string(n), 4.0 * double(n), {}, [mode, n](const Backend& b) {
+                                 const Tensor x = bench_tensor(b, Shape{n});
+                                 return Workload{{}, Tensor{}, [&b, mode, x] { return b.sum(x, mode); }};
+                             }});
+        return cases;
+    };
+}
+
+// The dense layer Y = act(X W^T + b): an MNIST layer (784 inputs), a mid-sized hidden layer, and on
+// a GPU one large enough to fill it; cpu_naive stops at the first (its GEMM loops take 0.3 s a call
+// at 256x1024->1024, a figure known to be about 1 fused or not). The work is the GEMM's 2 batch in
+// out flops, for both rows, so that they count the same work.
+std::function<std::vector<BenchCase>(const BenchContext&)> dense_rows(DensePath path) {
+    return [path](const BenchContext& c) {
+        const DenseShape mnist{64, 784, 256, Activation::relu};
+        const DenseShape hidden{256, 1024, 1024, Activation::relu};
+        const DenseShape large{1024, 4096, 4096, Activation::relu};
+        std::vector<DenseShape> shapes;
+        switch (c.kind) {
+            case DeviceKind::Gpu:
+                shapes = c.quick ? std::vector{mnist, hidden} : std::vector{mnist, hidden, large};
+                break;
+            case DeviceKind::Simulator:
+                shapes = {{32, 128, 64, Activation::relu}};
+                break;
+            case DeviceKind::Cpu:
+                shapes = c.quick || c.backend.variant() == "cpu_naive" ? std::vector{mnist}
+                                                                       : std::vector{mnist, hidden};
+                break;
+        }
+        std::vector<BenchCase> cases;
+        for (const DenseShape& s : shapes) {
+            // "64x784->256_relu": DenseShape::str() without the space, one shell word.
+            const std::string size = std::to_string(s.batch) + "x" + std::to_string(s.in) + "->" +
+                                     std::to_string(s.out) + "_" + to_string(s.activation);
+            cases.push_back({size, s.gemm().flops(), {}, [s, path](const Backend& b) {
+                                 const Tensor X = bench_tensor(b, Shape{s.batch, s.in});
+                                 const Tensor W = bench_tensor(b, Shape{s.out, s.in});
+                                 const Tensor bias = bench_tensor(b, Shape{s.out});
+                                 Tensor Y = b.allocate(Shape{s.batch, s.out});
+                                 return Workload{[&b, s, path, X, W, bias, Y]() mutable {
+                                                     if (path == DensePath::fused)
+                                                         b.dense_forward(X, W, bias, s.activation, Y);
+                                                     else
+                                                         b.dense_forward_unfused(X, W, bias,
+                                                                                 s.activation, Y);
+                                                 },
+                                                 Y, {}};
+                             }});
+        }
+        return cases;
+    };
+}
+
+// The rows of a memory-bound op whose name is its kernel's (relu_forward, bias_add, ...).
+BenchRows memory_rows(const std::string& op, const std::string& work,
+                      std::function<std::vector<BenchCase>(const BenchContext&)> cases) {
+    return {op, "bytes", work, "memory", std::move(cases), {op_named(op)}};
+}
+
+}  // namespace
+
 // Default shapes: 1, primes and sizes that are not multiples of any tile (17, 33, 65, 257, 4099),
 // the sizes the lessons and training use (64 x 1000 classes, 784 -> 256), batch 1, rows of
 // length 1, and at least one row of 100 000 for the row-wise ops. Convolution and pooling come
 // next, with their own shapes (conv_checks.cpp), then the optimizers (optimizer_checks.cpp).
-const std::vector<OpCheck>& ops() {
-    static const std::vector<OpCheck> all = [] {
+const std::vector<OpDescription>& ops() {
+    static const std::vector<OpDescription> all = [] {
         const std::string dims = "D1[,D2,...] (tensor dimensions)";
         const std::string rows_dims = "D1[,D2,...] (rows of the last size, e.g. ROWS,COLS)";
         const std::vector<std::string> elementwise = {"1", "7", "33,65", "4099", "64,4097"};
@@ -880,76 +1128,102 @@ const std::vector<OpCheck>& ops() {
                                                      "33,65", "100003", "1000,1001"};
         const std::vector<std::string> dense = {"1,1,1",    "1,784,10",   "17,33,5",
                                                 "67,45,91", "64,784,256", "257,129,511"};
-        std::vector<OpCheck> checks{
+        std::vector<OpDescription> checks{
             {"gemm",
              "M,N,K",
              {"1,1,1", "17,33,5", "67,45,91", "128,128,128", "257,129,511"},
              run_gemm,
-             {Op::gemm}},
+             {Op::gemm},
+             {{"gemm", "flops", "2·M·N·K", "gemm", gemm_cases, {Op::gemm}}}},
             {"relu_forward", dims, elementwise, with_non_finite("relu_forward", check_relu_forward),
-             {Op::relu_forward}},
+             {Op::relu_forward},
+             {memory_rows("relu_forward", "8n", stream_rows(&Backend::relu_forward))}},
             {"relu_backward", dims, elementwise, with_non_finite("relu_backward", check_relu_backward),
-             {Op::relu_backward}},
+             {Op::relu_backward},
+             {memory_rows("relu_backward", "12n", stream_rows(&Backend::relu_backward))}},
             {"bias_add",
              rows_dims,
              {"1", "1,1", "7,13", "33,65", "64,1000", "3,5,257"},
              every_output("bias_add", check_bias_add),
-             {Op::bias_add}},
+             {Op::bias_add},
+             {memory_rows("bias_add", "8·rows·cols + 4·cols", bias_add_cases)}},
             {"bias_backward",
              rows_dims,
              {"1", "1,1", "1,257", "257,1", "64,1000", "1000,33", "3,5,257"},
              one_case("bias_backward", check_bias_backward),
-             {Op::bias_backward}},
+             {Op::bias_backward},
+             {memory_rows("bias_backward", "4·rows·cols + 4·cols", bias_backward_cases)}},
             {"sigmoid_forward", dims, elementwise,
              every_output("sigmoid_forward", check_sigmoid_forward),
-             {Op::sigmoid_forward}},
+             {Op::sigmoid_forward},
+             {memory_rows("sigmoid_forward", "8n", stream_rows(&Backend::sigmoid_forward))}},
             {"sigmoid_backward", dims, elementwise,
              every_output("sigmoid_backward", check_sigmoid_backward),
-             {Op::sigmoid_backward}},
+             {Op::sigmoid_backward},
+             {memory_rows("sigmoid_backward", "12n", stream_rows(&Backend::sigmoid_backward))}},
             {"tanh_forward", dims, elementwise, every_output("tanh_forward", check_tanh_forward),
-             {Op::tanh_forward}},
+             {Op::tanh_forward},
+             {memory_rows("tanh_forward", "8n", stream_rows(&Backend::tanh_forward))}},
             {"tanh_backward", dims, elementwise,
              every_output("tanh_backward", check_tanh_backward),
-             {Op::tanh_backward}},
+             {Op::tanh_backward},
+             {memory_rows("tanh_backward", "12n", stream_rows(&Backend::tanh_backward))}},
             {"softmax_forward", rows_dims, row_wise,
              every_logits("softmax_forward", check_softmax_forward),
-             {Op::softmax_forward}},
+             {Op::softmax_forward},
+             {memory_rows("softmax_forward", "8·rows·cols", softmax_forward_cases)}},
             {"softmax_backward", rows_dims, row_wise,
              every_logits("softmax_backward", check_softmax_backward),
-             {Op::softmax_backward}},
+             {Op::softmax_backward},
+             {memory_rows("softmax_backward", "12·rows·cols", softmax_backward_cases)}},
             {"mse_loss", dims, {"1", "7", "33,65", "64,1000", "100003"}, run_mse_loss,
-             {Op::mse_loss}},
+             {Op::mse_loss},
+             {memory_rows("mse_loss", "12n", mse_loss_cases)}},
             {"softmax_cross_entropy",
              "ROWS,CLASSES",
              {"1,1", "7,1", "1,1000", "17,33", "128,1000", "2,100000"},
              run_softmax_cross_entropy,
-             {Op::softmax_cross_entropy}},
-            {"sum", dims, reductions, run_sum, {Op::sum}},
+             {Op::softmax_cross_entropy},
+             {memory_rows("softmax_cross_entropy", "8·rows·cols + 4·rows", cross_entropy_cases)}},
+            // Both modes of sum, read 4n bytes (mean is sum / n: no rows of its own). The report also
+            // sets each fast row against its deterministic twin.
+            {"sum",
+             dims,
+             reductions,
+             run_sum,
+             {Op::sum},
+             {{"sum_deterministic", "bytes", "4n", "reduction", sum_rows(Reduction::deterministic),
+               {Op::sum}},
+              {"sum_fast", "bytes", "4n", "reduction", sum_rows(Reduction::fast), {Op::sum}}}},
             {"mean", dims, reductions, run_mean, {Op::sum}},
             {"dense_forward",
              "BATCH,IN,OUT[,ACT] (ACT: none, relu, sigmoid, tanh; all four if omitted)", dense,
-             dense_run("dense_forward", DensePath::fused), {Op::dense_forward}},
+             dense_run("dense_forward", DensePath::fused),
+             {Op::dense_forward},
+             {{"dense_forward", "flops", "2·batch·in·out", "dense", dense_rows(DensePath::fused)}}},
             {"dense_forward_unfused", "BATCH,IN,OUT[,ACT] (as dense_forward)", dense,
              dense_run("dense_forward_unfused", DensePath::unfused),
-             {Op::gemm, Op::bias_add, Op::relu_forward, Op::sigmoid_forward, Op::tanh_forward}},
+             {Op::gemm, Op::bias_add, Op::relu_forward, Op::sigmoid_forward, Op::tanh_forward},
+             {{"dense_forward_unfused", "flops", "2·batch·in·out", "dense",
+               dense_rows(DensePath::unfused)}}},
         };
-        for (OpCheck& c : conv_and_pool_op_checks()) checks.push_back(std::move(c));
-        for (OpCheck& c : optimizer_op_checks()) checks.push_back(std::move(c));
+        for (OpDescription& c : conv_and_pool_descriptions()) checks.push_back(std::move(c));
+        for (OpDescription& c : optimizer_descriptions()) checks.push_back(std::move(c));
         return checks;
     }();
     return all;
 }
 
-const OpCheck& op(const std::string& name) {
+const OpDescription& op(const std::string& name) {
     std::string known;
-    for (const OpCheck& o : ops()) {
+    for (const OpDescription& o : ops()) {
         if (o.name == name) return o;
         known += (known.empty() ? "" : ", ") + o.name;
     }
     throw InvalidArgument("unknown op '" + name + "'; known ops: " + known);
 }
 
-std::vector<std::string> versions_to_check(const OpCheck& check, const std::string& variant) {
+std::vector<std::string> versions_to_check(const OpDescription& check, const std::string& variant) {
     std::vector<int> numbers;
     for (Op kernel : check.kernels)
         for (const KernelVersion& v : kernel_versions(variant, kernel))

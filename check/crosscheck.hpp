@@ -1,10 +1,11 @@
 // The cross-check: every op of every variant against the float64 cpu_naive reference.
 //
-// Each op is an OpCheck: its name, the shapes checked by default (sizes that are not multiples of
-// any tile among them), and how to run one shape on one backend. A run draws fresh random inputs
-// from the seed, poisons the outputs (NaN), runs the op, downloads the result and compares it with
-// `compare` (common/compare.hpp) under the op's tolerance. `triptych check`, the tests and the
-// lessons all go through here, so they check the same thing the same way.
+// Each op is an OpDescription (check/description.hpp): its name, the shapes checked by default
+// (sizes that are not multiples of any tile among them), how to run one shape on one backend, and
+// its benchmark rows. A run draws fresh random inputs from the seed, poisons the outputs (NaN),
+// runs the op, downloads the result and compares it with `compare` (common/compare.hpp) under the
+// op's tolerance. `triptych check`, the tests, the benchmarks and the lessons all go through here,
+// so they check and time the same thing the same way.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "check/description.hpp"
 #include "common/backend.hpp"
 #include "common/compare.hpp"
 
@@ -31,35 +33,23 @@ struct CaseResult {
     std::string not_run;
 };
 
-struct OpCheck {
-    std::string name;
-    std::string shape_syntax;                // what --shape takes, e.g. "M,N,K"
-    std::vector<std::string> default_shapes;
-    // Runs every case of one shape (gemm: the four transpositions) on `backend`.
-    std::function<std::vector<CaseResult>(const Backend& backend, const std::string& shape,
-                                          std::uint64_t seed)>
-        run;
-    // The kernels it runs: each version of them a variant has is checked too ("gpu_tiled@3").
-    std::vector<Op> kernels;
-};
-
 // The backends `check` runs on `variant`: the variant itself, then each of its versions of the
 // op's kernels that it does not run by default, as "<variant>@<N>" in number order.
-std::vector<std::string> versions_to_check(const OpCheck& check, const std::string& variant);
+std::vector<std::string> versions_to_check(const OpDescription& check, const std::string& variant);
 
-// Every op the cross-check knows, in the order `triptych check` lists them.
-const std::vector<OpCheck>& ops();
+// Every op's description (check/description.hpp), in the order `triptych check` lists them.
+const std::vector<OpDescription>& ops();
 // The named op; InvalidArgument naming the known ops otherwise.
-const OpCheck& op(const std::string& name);
+const OpDescription& op(const std::string& name);
 
-// Lower-level entry points, for tests and lessons that go beyond the default cases. Each runs one
-// case; the losses run one call and return two results, the loss and then its gradient.
 // What the inputs hold: the op's usual values, or NaN, +inf and -inf planted among them (every 7th
 // value), which must come out as each op's rule says (common/backend.hpp); the output then starts
 // as a finite marker rather than NaN, so that an element expected to be NaN still has to be
 // written.
 enum class Values { finite, non_finite };
 
+// Lower-level entry points, for tests and lessons that go beyond the default cases. Each runs one
+// case; the losses run one call and return two results, the loss and then its gradient.
 CaseResult check_gemm(const Backend& backend, const GemmShape& shape, std::uint64_t seed);
 CaseResult check_relu_forward(const Backend& backend, const Shape& shape, std::uint64_t seed,
                         Values values = Values::finite);

@@ -14,6 +14,7 @@
 // state carries one step's errors into the next, and a wrong bias correction (which depends on the
 // step) or a state tensor read from the wrong place only shows after the first.
 #include <algorithm>
+#include <memory>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -263,20 +264,108 @@ auto optimizer_run(OptimizerKind kind) {
 
 }  // namespace
 
+// --- the benchmark rows: one optimizer step over all the parameter tensors of a model ------------
+
+namespace {
+
+// The parameter tensors of the built-in models (common/nn/models.cpp), as training updates them:
+//   mlp     784-256-128-10: 6 tensors, 235 146 floats
+//   lenet   LeNet-5: 10 tensors, 61 706 floats
+struct Model {
+    const char* name;
+    std::vector<Shape> parameters;
+};
+
+const std::vector<Model>& models() {
+    static const std::vector<Model> all{
+        {"mlp", {{256, 784}, {256}, {128, 256}, {128}, {10, 128}, {10}}},
+        {"lenet",
+         {{6, 1, 5, 5}, {6}, {16, 6, 5, 5}, {16}, {120, 400}, {120}, {84, 120}, {84}, {10, 84}, {10}}},
+    };
+    return all;
+}
+
+// Momentum 0.9 for SGD, as training uses it; PyTorch's defaults otherwise.
+OptimizerConfig bench_config(OptimizerKind kind) {
+    OptimizerConfig config{.kind = kind};
+    if (kind == OptimizerKind::sgd) config.momentum = 0.9f;
+    return config;
+}
+
+// The point of these rows is the launch count on a GPU: gpu_naive starts one kernel per tensor (6
+// or 10), gpu_tiled one for all of them; the models are small (1 MB of weights for the mlp), so a
+// step costs about as much as its launches. The work: per float of the model, w and g read and w
+// written, and each state tensor read and written, 4 (3 + 2 S) bytes; counter `tensors`, how many
+// tensors one step updates.
+std::function<std::vector<BenchCase>(const BenchContext&)> optimizer_rows(OptimizerKind kind) {
+    return [kind](const BenchContext&) {
+        const OptimizerConfig config = bench_config(kind);
+        const int states = config.state_tensors();
+        std::vector<BenchCase> cases;
+        for (const Model& model : models()) {
+            double floats = 0;
+            for (const Shape& shape : model.parameters) floats += double(shape.elements());
+            cases.push_back(
+                {model.name,
+                 4.0 * (3.0 + 2.0 * states) * floats,
+                 {{"tensors", double(model.parameters.size())}},
+                 [config, states, &model](const Backend& b) {
+                     // Each parameter with its gradient and state, all on b, owned by the call.
+                     struct Parameters {
+                         std::vector<Tensor> values, grads, state;
+                         std::vector<Backend::OptimizerTensor> tensors;
+                         std::int64_t step = 0;  // Adam's bias correction counts the steps
+                     };
+                     auto p = std::make_shared<Parameters>();
+                     const std::size_t n = model.parameters.size();
+                     p->values.reserve(n);
+                     p->grads.reserve(n);
+                     p->state.reserve(n * 2);
+                     for (const Shape& shape : model.parameters) {
+                         p->values.push_back(b.upload(shape, bench_values(shape.elements())));
+                         p->grads.push_back(b.upload(shape, bench_values(shape.elements())));
+                         Backend::OptimizerTensor t{&p->values.back(), &p->grads.back()};
+                         for (int s = 0; s < states; ++s) {
+                             p->state.push_back(b.upload(
+                                 shape, std::vector<float>(std::size_t(shape.elements()), 0.0f)));
+                             t.state[s] = &p->state.back();
+                         }
+                         p->tensors.push_back(t);
+                     }
+                     return Workload{[&b, config, p] {
+                                         b.optimizer_step(config, ++p->step, p->tensors);
+                                     },
+                                     p->values.front(), {}};
+                 }});
+        }
+        return cases;
+    };
+}
+
+BenchRows optimizer_bench_rows(OptimizerKind kind) {
+    return {"optimizer_step_" + to_string(kind), "bytes", "4·(3 + 2·states)·floats", "optimizer",
+            optimizer_rows(kind), {Op::optimizer_step}};
+}
+
+}  // namespace
+
 // Default shapes (lists of tensor sizes): one weight; sizes of 1, a prime, 1000 and 4099 (off
 // every block and chunk size); the parameter tensors of the mlp (784-256-128-10) and of LeNet-5,
 // as training updates them; and 130 tensors of 1 to 130 floats, more than gpu_tiled's fused launch
 // holds (64), so that it needs three.
-std::vector<OpCheck> optimizer_op_checks() {
+std::vector<OpDescription> optimizer_descriptions() {
     std::string many;
     for (int n = 1; n <= 130; ++n) many += (n > 1 ? "," : "") + std::to_string(n);
     const std::vector<std::string> lists = {"1", "1,7,1000,4099", "200704,256,32768,128,1280,10",
                                             "150,6,2400,16,48000,120,10080,84,840,10", many};
     const std::string syntax = "N1[,N2,...] (one parameter tensor of each size)";
     return {
-        {"sgd", syntax, lists, optimizer_run(OptimizerKind::sgd), {Op::optimizer_step}},
-        {"adam", syntax, lists, optimizer_run(OptimizerKind::adam), {Op::optimizer_step}},
-        {"rmsprop", syntax, lists, optimizer_run(OptimizerKind::rmsprop), {Op::optimizer_step}},
+        {"sgd", syntax, lists, optimizer_run(OptimizerKind::sgd), {Op::optimizer_step},
+         {optimizer_bench_rows(OptimizerKind::sgd)}},
+        {"adam", syntax, lists, optimizer_run(OptimizerKind::adam), {Op::optimizer_step},
+         {optimizer_bench_rows(OptimizerKind::adam)}},
+        {"rmsprop", syntax, lists, optimizer_run(OptimizerKind::rmsprop), {Op::optimizer_step},
+         {optimizer_bench_rows(OptimizerKind::rmsprop)}},
     };
 }
 

@@ -34,7 +34,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-// What `triptych train` and ../shared/peers/pytorch_cpu.py train with.
+// What `triptych train` and bench/pytorch_peer.py train with.
 const OptimizerConfig adam{.kind = OptimizerKind::adam, .lr = 1e-3f};
 
 // The per-step losses of `model_name` trained on `backend` for one epoch over `data`, from the

@@ -61,7 +61,7 @@ void for_every_variant(Check check) {
 // Every default case of the named op (check::op(name).default_shapes), on every variant and
 // every version of the op's kernels it has (check::versions_to_check).
 inline void check_default_cases(const std::string& op_name) {
-    const check::OpCheck& op = check::op(op_name);
+    const check::OpDescription& op = check::op(op_name);
     for_every_variant([&](const Backend& variant) {
         for (const std::string& name : check::versions_to_check(op, variant.name())) {
             const Backend& b = backend(name);

@@ -120,7 +120,7 @@ TEST_CASE("a version that no op has, or a malformed one, is an InvalidArgument n
 }
 
 TEST_CASE("every version the cross-check knows of is one the registry can make", "[versions]") {
-    for (const check::OpCheck& op : check::ops()) {
+    for (const check::OpDescription& op : check::ops()) {
         CHECK_FALSE(op.kernels.empty());
         for (const std::string& variant : backend_names())
             for (const std::string& name : check::versions_to_check(op, variant)) {

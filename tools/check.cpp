@@ -23,7 +23,7 @@ void print_help() {
         "\n"
         "  --op NAME       only this op");
     std::string ops;
-    for (const check::OpCheck& op : check::ops())
+    for (const check::OpDescription& op : check::ops())
         ops += "                    " + op.name + ": --shape " + op.shape_syntax + "\n";
     std::printf("%s", ops.c_str());
     std::puts(
@@ -51,7 +51,7 @@ void print_not_run(const std::string& op, const std::string& variant, const std:
 // The backends an op is checked on: every variant and each of its versions of the op's kernels
 // (check::versions_to_check); with --backend, that one, which must have a version of the op when
 // it names one.
-std::vector<std::string> backends_to_check(const check::OpCheck& op, const std::string& only) {
+std::vector<std::string> backends_to_check(const check::OpDescription& op, const std::string& only) {
     if (only.empty()) {
         std::vector<std::string> names;
         for (const std::string& variant : backend_names())
@@ -68,7 +68,7 @@ std::vector<std::string> backends_to_check(const check::OpCheck& op, const std::
 }
 
 // InvalidArgument: `only` (a version) has no kernel of `op`; names the versions there are.
-[[noreturn]] void no_such_version(const check::OpCheck& op, const std::string& only) {
+[[noreturn]] void no_such_version(const check::OpDescription& op, const std::string& only) {
     const Backend& b = backend(only);
     std::string numbers;
     for (Op kernel : op.kernels)
@@ -92,13 +92,13 @@ int check_main(const Args& args) {
 
     const std::string only_backend = options.get("--backend");
     if (!only_backend.empty()) backend(only_backend);  // throws for an unknown name or version
-    std::vector<const check::OpCheck*> ops;
+    std::vector<const check::OpDescription*> ops;
     if (options.has("--op")) {
         ops.push_back(&check::op(options.get("--op")));
         if (!only_backend.empty() && backends_to_check(*ops.front(), only_backend).empty())
             no_such_version(*ops.front(), only_backend);
     } else {
-        for (const check::OpCheck& op : check::ops()) ops.push_back(&op);
+        for (const check::OpDescription& op : check::ops()) ops.push_back(&op);
     }
     std::uint64_t seed = fresh_seed();
     if (options.has("--seed")) {
@@ -113,7 +113,7 @@ int check_main(const Args& args) {
     std::printf("%-23s %-14s %-26s %-50s %10s %10s  %-24s %s\n", "op", "variant", "device",
                 "shape", "max abs", "rel error", "tolerance", "result");
     int passed = 0, failed = 0, unsupported = 0;
-    for (const check::OpCheck* op : ops) {
+    for (const check::OpDescription* op : ops) {
         const std::vector<std::string> shapes =
             options.has("--shape") ? std::vector{options.get("--shape")} : op->default_shapes;
         for (const std::string& variant : backends_to_check(*op, only_backend)) {

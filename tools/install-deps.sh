@@ -2,6 +2,11 @@
 # Installs, from Debian 12's packages, whatever triptych needs that is missing. Idempotent: when
 # everything is there it changes nothing and needs no network. The CUDA toolkit is optional and
 # not installed here (see README: "Building for a real GPU").
+#
+#   tools/install-deps.sh [--peer]
+#
+# --peer also installs PyTorch for bench/pytorch_peer.py, the peer `triptych report --peer` sets
+# beside our figures; it is large, and nothing else needs it.
 set -euo pipefail
 
 packages=(
@@ -15,6 +20,11 @@ packages=(
   dataset-fashion-mnist          # the default training data (/usr/share/datasets/fashion-mnist)
   python3-matplotlib             # the report's charts
 )
+case "${1-}" in
+  "") ;;
+  --peer) packages+=(python3-torch) ;;  # bench/pytorch_peer.py, run with /usr/bin/python3
+  *) echo "install-deps.sh: unknown option '$1' (the one option is --peer)" >&2; exit 1 ;;
+esac
 
 missing=()
 for package in "${packages[@]}"; do

@@ -158,8 +158,9 @@ void print_report_help() {
         "  --filter REGEX       only rows whose name matches\n"
         "  --quick              small sizes and short timing: seconds, for tests and CI\n"
         "  --include-simulator  also time the simulator variants (reported apart, never as GPU)\n"
-        "  --peer FILE          PyTorch's figures from this machine, printed by\n"
-        "                       pytorch_cpu.py conv pool train (../shared/peers): shown beside\n"
+        "  --peer FILE          PyTorch's figures from this machine, the JSON of\n"
+        "                       /usr/bin/python3 bench/pytorch_peer.py conv pool --out FILE\n"
+        "                       (tools/install-deps.sh --peer installs PyTorch): shown beside\n"
         "                       ours, with the speed ratios");
 }
 

@@ -1,5 +1,5 @@
 // The built-in models of `triptych train`, for batches of 28x28 grey images (N, 1, 28, 28) and 10
-// classes (Fashion-MNIST); the same models as ../shared/peers/pytorch_cpu.py builds in PyTorch.
+// classes (Fashion-MNIST); the same models as bench/pytorch_peer.py builds in PyTorch.
 //
 //   mlp    Flatten, Dense 784->256 ReLU, Dense 256->128 ReLU, Dense 128->10
 //          (235,146 weights)

@@ -45,7 +45,10 @@ def gpu_run():
     context = {"date": "2026-12-01T12:00:00+00:00", "host_name": "gpuhost", "num_cpus": 16,
                "triptych_build": "cuda", "triptych_build_type": "Release",
                "triptych_variants": "gpu_naive=gpu,gpu_tiled=gpu,gpu_vendor=gpu",
-               "triptych_gpu": "NVIDIA H200", "triptych_versions": json.dumps(versions)}
+               "triptych_gpu": "NVIDIA H200", "triptych_versions": json.dumps(versions),
+               "triptych_ops": json.dumps({
+                   "gemm": {"counter": "flops", "work": "2·M·N·K", "table": "gemm"},
+                   "relu_forward": {"counter": "bytes", "work": "8n", "table": "memory"}})}
     return {"context": context, "benchmarks": rows}
 
 

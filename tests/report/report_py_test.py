@@ -71,7 +71,40 @@ def iteration(run_name, seconds, **counters):
             "real_time": seconds * 1e3, "cpu_time": seconds * 1e3, "time_unit": "ms", **counters}
 
 
+# The ops a run declares (triptych_ops), as triptych_bench's descriptions do.
+OPS = {
+    "gemm": ("flops", "2·M·N·K", "gemm"),
+    "relu_forward": ("bytes", "8n", "memory"), "relu_backward": ("bytes", "12n", "memory"),
+    "sigmoid_forward": ("bytes", "8n", "memory"), "sigmoid_backward": ("bytes", "12n", "memory"),
+    "tanh_forward": ("bytes", "8n", "memory"), "tanh_backward": ("bytes", "12n", "memory"),
+    "bias_add": ("bytes", "8·rows·cols + 4·cols", "memory"),
+    "bias_backward": ("bytes", "4·rows·cols + 4·cols", "memory"),
+    "softmax_forward": ("bytes", "8·rows·cols", "memory"),
+    "softmax_backward": ("bytes", "12·rows·cols", "memory"),
+    "mse_loss": ("bytes", "12n", "memory"),
+    "softmax_cross_entropy": ("bytes", "8·rows·cols + 4·rows", "memory"),
+    "sum_deterministic": ("bytes", "4n", "reduction"), "sum_fast": ("bytes", "4n", "reduction"),
+    "dense_forward": ("flops", "2·batch·in·out", "dense"),
+    "dense_forward_unfused": ("flops", "2·batch·in·out", "dense"),
+    **{f"conv2d_{p}_{a}": ("flops", "2·N·K·P·Q·C·R·S", "conv")
+       for p in ("forward", "forward_backward") for a in ("direct", "im2col", "fft")},
+    **{f"{k}_pool2d_{p}": ("bytes", "4·(NCHW + NCPQ)", "pool")
+       for k in ("max", "avg") for p in ("forward", "backward")},
+    **{f"optimizer_step_{k}": ("bytes", "4·(3 + 2·states)·floats", "optimizer")
+       for k in ("sgd", "adam", "rmsprop")},
+    "train_step": ("images", "64 images", "train"),
+    "train_transfer": ("bytes", "4·(64·784 + 64 + 1)", "train"),
+    "copy": ("bytes", "8n", "copy"),
+}
+
+
+def ops_json(ops=None):
+    return json.dumps({op: {"counter": c, "work": w, "table": t}
+                       for op, (c, w, t) in (ops or OPS).items()})
+
+
 def context(variants, gpu="no GPU (simulator build)", **extra):
+    extra.setdefault("triptych_ops", ops_json())
     return {"date": "2024-06-01T12:00:00+00:00", "host_name": "testhost", "num_cpus": 2,
             "mhz_per_cpu": 2800, "load_avg": [0.1, 0.1, 0.1],
             "caches": [{"type": "Data", "level": 1, "size": 49152, "num_sharing": 1}],
@@ -175,10 +208,10 @@ def write_json(directory, doc, name):
 
 
 def make_report(directory, doc, name, peer=None):
-    """Writes `doc` (and the peer text, if any) and reports it into `directory/name`; returns
+    """Writes `doc` (and the peer's JSON, if any) and reports it into `directory/name`; returns
     (report dir, report.md text)."""
     out = os.path.join(directory, name)
-    peer_path = write_json(directory, peer, name + ".peer.txt") if peer else None
+    peer_path = write_json(directory, peer, name + ".peer.json") if peer else None
     result = run_report(write_json(directory, doc, name + ".json"), out, peer_path)
     if result.returncode != 0:
         raise AssertionError(result.stderr)
@@ -349,15 +382,42 @@ def pool_ms(op):
     return 0.301 if op.startswith("max") else 0.1505
 
 
-PEER_TEXT = """torch 1.13.0a0, 2 threads
-conv2d lenet_conv1 N64 C1 H28 W28 K6 R5 S5 s1 p2: forward 1.000 ms (4.8 GFLOP/s), forward+backward 3.000 ms
-pool N64 C6 H28 W28 k2 s2: max 0.602 ms, avg 0.301 ms
-"""
+def peer_json(*results):
+    """What bench/pytorch_peer.py writes, holding `results`."""
+    return {"peer": "PyTorch 1.13.0a0",
+            "context": {"threads": 2, "host": "testhost", "date": "2024-06-01T12:00:00+00:00",
+                        "cpu": "Test CPU", "quick": False},
+            "results": list(results)}
+
+
+def timed(op, size, seconds):
+    return {"op": op, "size": size, "seconds": seconds, "repetitions": 7}
+
+
+def trained(model, epoch, images_per_second, accuracy):
+    return {"op": "train_epoch", "size": model, "images_per_second": images_per_second,
+            "test_accuracy": accuracy, "epoch": epoch}
+
+
+# PyTorch beside conv_run's cpu_eigen_omp: twice its lenet_conv1 forward (im2col, 0.5 ms) and 1.5
+# times its forward+backward (2 ms); twice its pooling forwards, and a max backward that we did not
+# run; GEMM at 25 GFLOP/s for N = 64 (ours: 20, so 80%) and 100 at 1024 (ours: 90), none at 128;
+# sigmoid at 10 GB/s (ours: 15, so 1.5 times faster) and softmax at 4 GB/s (ours: 8).
+PEER = peer_json(
+    timed("conv2d_forward", "lenet_conv1", 1e-3),
+    timed("conv2d_forward_backward", "lenet_conv1", 3e-3),
+    timed("max_pool2d_forward", "64x6x28x28_w2s2", 2 * pool_ms("max") / 1e3),
+    timed("avg_pool2d_forward", "64x6x28x28_w2s2", 2 * pool_ms("avg") / 1e3),
+    timed("max_pool2d_backward", "64x6x28x28_w2s2", 1e-3),
+    timed("gemm", "64x64x64", 2 * 64**3 / 25e9),
+    timed("gemm", "1024x1024x1024", 2 * 1024**3 / 100e9),
+    timed("sigmoid_forward", "1048576", 8 * 1048576 / 10e9),
+    timed("softmax_forward", "4096x1000", 8 * 4096000 / 4e9))
 
 
 class ConvolutionAndPeer(OneReport):
     make_run = staticmethod(conv_run)
-    peer = PEER_TEXT
+    peer = PEER
 
     def test_every_variant_and_algorithm_gets_a_conv_row_but_no_simulator_row(self):
         table = self.tables["Convolution"]
@@ -378,22 +438,66 @@ class ConvolutionAndPeer(OneReport):
 
     def test_pooling_against_pytorch(self):
         table = self.tables["Pooling"]
-        self.assertEqual(cell_where(table, "max_pool2d_forward ms", variant="PyTorch (CPU)"),
-                         "0.602")
+        pytorch = {"variant": "PyTorch (CPU)"}
+        self.assertEqual(cell_where(table, "max_pool2d_forward ms", **pytorch), "0.602")
+        self.assertEqual(cell_where(table, "max_pool2d_backward ms", **pytorch), "1")
+        self.assertEqual(cell_where(table, "avg_pool2d_backward ms", **pytorch), "—")
         self.assertIn("| 64x6x28x28_w2s2 | max_pool2d_forward | 0.301 | 0.602 | 2.00× |", self.md)
         self.assertIn("| 64x6x28x28_w2s2 | avg_pool2d_forward | 0.15 | 0.301 | 2.00× |", self.md)
+        self.assertNotIn("| 64x6x28x28_w2s2 | max_pool2d_backward |", self.md)  # ours not run
+
+    def test_gemm_against_pytorch_beside_openblas(self):
+        table = self.tables["cpu_eigen_omp as % of OpenBLAS"]
+        self.assertEqual(cell(table, "64", "PyTorch (CPU) GFLOP/s"), "25.0")
+        self.assertEqual(cell(table, "64", "cpu_eigen_omp / PyTorch (CPU)"), "80%")
+        self.assertEqual(cell(table, "1024", "cpu_eigen_omp / PyTorch (CPU)"), "90%")
+        self.assertEqual(cell(table, "128", "PyTorch (CPU) GFLOP/s"), "—")
+        self.assertEqual(cell(table, "64", "cpu_eigen_omp / openblas"), "80%")
+
+    def test_memory_bound_ops_against_pytorch(self):
+        table = self.tables["Memory-bound ops: cpu_eigen_omp against PyTorch"]
+        sigmoid = {"op": "sigmoid_forward", "size": "1048576 (4 MiB)"}
+        self.assertEqual(cell_where(table, "cpu_eigen_omp GB/s", **sigmoid), "15.0")
+        self.assertEqual(cell_where(table, "PyTorch GB/s", **sigmoid), "10.0")
+        self.assertEqual(cell_where(table, "speed ratio", **sigmoid), "1.50×")
+        softmax = {"op": "softmax_forward", "size": "4096x1000 (15.6 MiB)"}
+        self.assertEqual(cell_where(table, "PyTorch GB/s", **softmax), "4.00")
+        self.assertEqual(cell_where(table, "speed ratio", **softmax), "2.00×")
+        self.assertEqual(len(table), 2)  # the ops PyTorch did not time get no row
+
+    def test_the_peer_is_named_with_its_threads(self):
+        self.assertIn("PyTorch 1.13.0a0, 2 threads. 'speed ratio'", self.md)
+
+    def test_without_a_peer_the_report_says_how_to_measure_pytorch(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            _, md = make_report(tmp, conv_run(), "report")
+        self.assertIn("No PyTorch figures: run `/usr/bin/python3 bench/pytorch_peer.py conv pool "
+                      "--threads N --out peer.json`", md)
+        self.assertIn("`triptych report --peer peer.json`", md)
+        self.assertNotIn("PyTorch (CPU)", md)
+        self.assertNotIn("Memory-bound ops: cpu_eigen_omp against PyTorch", md)
 
     def test_the_filter_sweep_is_charted(self):
         self.assertTrue(os.path.exists(os.path.join(self.out, "conv_sweep.png")))
         self.assertIn("conv_sweep.png", self.md)
 
-    def test_a_peer_file_without_figures_is_refused(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            json_path = write_json(tmp, conv_run(), "run.json")
-            peer = write_json(tmp, "torch 1.13, 2 threads\n", "peer.txt")
-            result = run_report(json_path, os.path.join(tmp, "report"), peer)
-            self.assertEqual(result.returncode, 1)
-            self.assertIn("holds no conv, pool or train lines", result.stderr)
+    def test_a_peer_file_that_is_not_the_peer_json_is_refused(self):
+        old_text = ("torch 1.13.0a0, 2 threads\n"
+                    "pool N64 C6 H28 W28 k2 s2: max 0.602 ms, avg 0.301 ms\n")
+        for name, peer, expected in (
+                ("old.txt", old_text, "old.txt is not the JSON of bench/pytorch_peer.py: write "
+                                      "it with `/usr/bin/python3 bench/pytorch_peer.py"),
+                ("empty.json", peer_json(), "empty.json holds no results"),
+                ("bad.json", peer_json(timed("gemm", "64x64x64", 1e-3), {"op": "gemm"}),
+                 "bad.json: result 2 is not an op and size with its figures")):
+            with tempfile.TemporaryDirectory() as tmp:
+                json_path = write_json(tmp, conv_run(), "run.json")
+                result = run_report(json_path, os.path.join(tmp, "report"),
+                                    write_json(tmp, peer, name))
+                self.assertEqual(result.returncode, 1)
+                self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+                self.assertIn(expected, result.stderr)
+                self.assertFalse(os.path.exists(os.path.join(tmp, "report")))
 
 
 class WithGpu(OneReport):
@@ -495,17 +599,15 @@ def training_run():
     return {"context": context(variants, gpu="NVIDIA H200"), "benchmarks": rows}
 
 
-# PyTorch's mlp: 3000 images/s, the median of its three epochs.
-TRAIN_PEER_TEXT = """torch 1.13.0a0, 2 threads
-train mlp epoch 1: 20.00 s, 3000 images/s, test accuracy 0.8400
-train mlp epoch 2: 30.00 s, 2000 images/s, test accuracy 0.8500
-train mlp epoch 3: 15.00 s, 4000 images/s, test accuracy 0.8600
-"""
+# PyTorch's mlp: 3000 images/s, the median of its three epochs (listed out of order: the last
+# epoch's accuracy is epoch 3's).
+TRAIN_PEER = peer_json(trained("mlp", 1, 3000, 0.84), trained("mlp", 3, 4000, 0.86),
+                       trained("mlp", 2, 2000, 0.85))
 
 
 class Training(OneReport):
     make_run = staticmethod(training_run)
-    peer = TRAIN_PEER_TEXT
+    peer = TRAIN_PEER
 
     def test_images_per_second_per_model_and_variant(self):
         table = self.tables["Training: images/s"]
@@ -529,7 +631,7 @@ class Training(OneReport):
         self.assertEqual(cell(table, "mlp", "PyTorch images/s"), "3000")
         self.assertEqual(cell(table, "mlp", "cpu_eigen_omp / PyTorch"), "1.67×")
         self.assertEqual(cell(table, "mlp", "PyTorch test accuracy (last epoch)"), "86.00%")
-        self.assertNotIn("lenet", column(table, "model"))  # PyTorch printed no lenet line
+        self.assertNotIn("lenet", column(table, "model"))  # PyTorch trained no lenet
 
     def test_transfer_as_a_share_of_the_step(self):
         table = self.tables["Training: what a step moves across the bus"]
@@ -545,12 +647,46 @@ class Training(OneReport):
         self.assertEqual(cell_where(table, "gpu_naive / gpu_tiled", **where), "3.00×")
 
 
+class NewOp(ReportTest):
+    """An op the descriptions declare appears in its table, formula included, with no line of
+    report.py naming it."""
+
+    def test_a_newly_declared_memory_bound_op_appears_in_the_memory_tables(self):
+        doc = simulator_run()
+        doc["context"]["triptych_ops"] = ops_json({**OPS, "gelu_forward": ("bytes", "8n", "memory")})
+        doc["benchmarks"] += stream_row("gelu_forward", "cpu_eigen_omp", 1048576, 10)  # 50%
+        _, md = self.make_report(doc)
+        gbs = tables(md)["Memory-bound ops: GB/s"]
+        self.assertEqual(cell_where(gbs, "cpu_eigen_omp", op="gelu_forward"), "10.0")
+        self.assertEqual(cell_where(gbs, "bytes per call", op="gelu_forward"), "8n")
+        percent = tables(md)["Memory-bound ops: % of copy bandwidth"]
+        self.assertEqual(cell_where(percent, "cpu_eigen_omp", op="gelu_forward"), "50%")
+
+
 class BadInput(ReportTest):
     def assert_fails_in_one_line(self, result, expected):
         self.assertNotEqual(result.returncode, 0)
         lines = result.stderr.strip().splitlines()
         self.assertEqual(len(lines), 1, result.stderr)
         self.assertIn(expected, lines[0])
+
+    def test_a_row_whose_op_no_description_declares_stops_the_report(self):
+        doc = simulator_run()
+        doc["benchmarks"] += stream_row("gelu_forward", "cpu_naive", 65536, 10)
+        result = run_report(self.write_json(doc), os.path.join(self.tmp.name, "out"))
+        self.assert_fails_in_one_line(result, "op 'gelu_forward' is not declared")
+
+    def test_an_op_declared_for_a_table_the_report_lacks_stops_it(self):
+        doc = simulator_run()
+        doc["context"]["triptych_ops"] = ops_json({**OPS, "relu_forward": ("bytes", "8n", "misc")})
+        result = run_report(self.write_json(doc), os.path.join(self.tmp.name, "out"))
+        self.assert_fails_in_one_line(result, "table 'misc', which this report does not have")
+
+    def test_a_run_without_declared_ops_is_refused(self):
+        doc = simulator_run()
+        del doc["context"]["triptych_ops"]
+        result = run_report(self.write_json(doc), os.path.join(self.tmp.name, "out"))
+        self.assert_fails_in_one_line(result, "declares no ops")
 
     def test_missing_json(self):
         result = run_report(os.path.join(self.tmp.name, "nothing.json"),
