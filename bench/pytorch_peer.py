@@ -17,8 +17,9 @@ with, <op>/<variant>/<size> (`triptych_bench --benchmark_list_tests` lists them)
   pool         max pooling (with its indices, as our argmax)  max_pool2d_forward, .._backward,
                and average pooling, forward and backward      avg_pool2d_forward, .._backward:
                                                               64x6x28x28_w2s2, 16x64x112x112_w3s2
-  elementwise  relu, sigmoid, tanh of n floats in [-1, 1);    relu_forward, sigmoid_forward,
-               softmax of each row of a matrix                tanh_forward: 65536 .. 16777216;
+  elementwise  relu, sigmoid, tanh, gelu of n floats in       relu_forward, sigmoid_forward,
+               [-1, 1); softmax of each row of a matrix       tanh_forward, gelu_forward:
+                                                              65536 .. 16777216;
                                                               softmax_forward: 4096x1000, ...
   train        an epoch of Fashion-MNIST per model, Adam      train_epoch: mlp, lenet
                (lr 1e-3), batch 64: images/s, test accuracy
@@ -173,6 +174,8 @@ def bench_elementwise(timer, quick):
         timer.time("relu_forward", str(n), lambda: torch.clamp(x, min=0, out=y))
         timer.time("sigmoid_forward", str(n), lambda: torch.sigmoid(x, out=y))
         timer.time("tanh_forward", str(n), lambda: torch.tanh(x, out=y))
+        # GPT-2's tanh approximation, as ours; F.gelu has no out=, so the output is allocated.
+        timer.time("gelu_forward", str(n), lambda: F.gelu(x, approximate="tanh"))
     for rows, cols in ROW_SHAPES[quick]:
         x = torch.rand(rows, cols) * 2 - 1
         # torch.softmax has no public out=: its result is allocated on every call, as in a model.

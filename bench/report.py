@@ -661,9 +661,9 @@ def memory_bound_peer_section(rows, machine, peer):
     if not body:
         return ""
     return ("## Memory-bound ops: cpu_eigen_omp against PyTorch\n\n"
-            f"{peer['header']}. Its relu (torch.clamp(min=0)), sigmoid and tanh write into an "
-            "output allocated once, as ours do; its softmax (torch.softmax over each row) "
-            "allocates its output on every call. GB/s counts the same bytes per call for both. "
+            f"{peer['header']}. Its activations write into an output allocated once, as ours "
+            "do (bench/pytorch_peer.py names the call of each); its softmax (torch.softmax over "
+            "each row) allocates its output on every call. GB/s counts the same bytes per call for both. "
             "'speed ratio' is PyTorch's time over ours: above 1× we are faster.\n\n"
             + table(["op", "size", "cpu_eigen_omp GB/s", "PyTorch GB/s", "ours ms", "PyTorch ms",
                      "speed ratio"], body))

@@ -1,5 +1,5 @@
 // What every check in this folder shares (crosscheck.cpp: gemm and the dense-layer ops;
-// conv_checks.cpp: convolution and pooling): the float32 rounding constants the tolerances are
+// activations.cpp: the activations; conv_checks.cpp: convolution and pooling): the float32 rounding constants the tolerances are
 // written in, random inputs, a timer around one op, and the start of a CaseResult. Internal to
 // check/; users of the cross-check include check/crosscheck.hpp.
 #pragma once
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "check/crosscheck.hpp"
+#include "common/errors.hpp"
 #include "common/random.hpp"
 #include "common/timer.hpp"
 
@@ -70,6 +71,19 @@ inline Tensor marked_output(const Backend& backend, const Shape& shape) {
                                                     -12345.0f));
 }
 
+// A separate output: NaN everywhere (allocate), or the finite marker of a non-finite case.
+inline Tensor fresh_output(const Backend& backend, const Shape& shape, Values values) {
+    return values == Values::non_finite ? marked_output(backend, shape) : backend.allocate(shape);
+}
+
+// "D1[,D2,...]" -> Shape{D1, D2, ...}, every size >= 1; InvalidArgument naming `op` otherwise.
+inline Shape tensor_shape(const std::string& op, const std::string& text) {
+    const std::vector<std::int64_t> sizes = parse_sizes(op, text);
+    for (std::int64_t d : sizes)
+        if (d < 1) throw InvalidArgument(op + ": every size must be >= 1, got '" + text + "'");
+    return Shape(sizes);
+}
+
 inline CaseResult result_for(const Backend& backend, std::string op, std::string shape) {
     CaseResult r;
     r.op = std::move(op);
@@ -79,9 +93,17 @@ inline CaseResult result_for(const Backend& backend, std::string op, std::string
     return r;
 }
 
-// The OpChecks of conv2d, max_pool2d and avg_pool2d (conv_checks.cpp), for ops().
+// For the dense layer's check, from the activations' (activations.cpp): the bound of an activation's
+// own rounding at input x and output y (|out - ref| <= it + 2^-126; 0 for none and ReLU, which are
+// exact), and the largest |act'| anywhere, which an error in the input is multiplied by at most.
+double activation_forward_bound(Activation activation, double x, double y);
+double activation_max_slope(Activation activation);
+
+// The descriptions of every activation's forward and backward pass (activations.cpp), for ops().
+std::vector<OpDescription> activation_descriptions();
+// The descriptions of conv2d, max_pool2d and avg_pool2d (conv_checks.cpp), for ops().
 std::vector<OpDescription> conv_and_pool_descriptions();
-// The OpChecks of sgd, adam and rmsprop (optimizer_checks.cpp), for ops().
+// The descriptions of sgd, adam and rmsprop (optimizer_checks.cpp), for ops().
 std::vector<OpDescription> optimizer_descriptions();
 
 }  // namespace triptych::check

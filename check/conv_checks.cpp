@@ -266,11 +266,6 @@ std::string describe(const Pool2dShape& s, Values values) {
     return values == Values::non_finite ? s.str() + " NaN+-inf" : s.str();
 }
 
-// A separate output: NaN everywhere (allocate), or the finite marker of a non-finite case.
-Tensor fresh_output(const Backend& backend, const Shape& shape, Values values) {
-    return values == Values::non_finite ? marked_output(backend, shape) : backend.allocate(shape);
-}
-
 // The most windows one input element can fall in: ceil(window / stride) in each dimension.
 std::int64_t windows_per_element(const Pool2dShape& s) {
     return ceil_div(s.window_h, s.stride_h) * ceil_div(s.window_w, s.stride_w);

@@ -15,10 +15,7 @@
 #include "cpu/naive/gemm.hpp"
 #include "cpu/naive/losses.hpp"
 #include "cpu/naive/reduce.hpp"
-#include "cpu/naive/relu.hpp"
-#include "cpu/naive/sigmoid.hpp"
 #include "cpu/naive/softmax.hpp"
-#include "cpu/naive/tanh.hpp"
 
 namespace triptych::check {
 
@@ -80,67 +77,6 @@ CaseResult check_gemm(const Backend& backend, const GemmShape& s, std::uint64_t 
     return r;
 }
 
-namespace {
-// "[33, 65]", or "[33, 65] NaN+-inf" for a case of non-finite inputs.
-std::string describe(const Shape& shape, Values values) {
-    return values == Values::non_finite ? shape.str() + " NaN+-inf" : shape.str();
-}
-}  // namespace
-
-// ReLU inputs: uniform in [-1, 1) with every 7th value exactly 0, where the convention (gradient
-// 0 at 0) matters. Both directions are exact in float32: max and select do not round. With
-// non-finite values planted (every 7th from index 3, so never on a 0), NaN must stay NaN and
-// infinities give their limits (common/activations.hpp).
-namespace {
-std::vector<float> relu_input(std::int64_t count, Rng& rng) {
-    std::vector<float> x = random_values(count, rng);
-    for (std::size_t i = 0; i < x.size(); i += 7) x[i] = 0.0f;
-    return x;
-}
-}  // namespace
-
-CaseResult check_relu_forward(const Backend& backend, const Shape& shape, std::uint64_t seed,
-                              Values values) {
-    Rng rng(seed);
-    std::vector<float> x = relu_input(shape.elements(), rng);
-    if (values == Values::non_finite) plant_non_finite(x);
-    std::vector<double> ref(x.size());
-    cpu_naive::relu_forward<double>(shape.elements(), widen(x).data(), ref.data());
-
-    const Tensor X = backend.upload(shape, x);
-    Tensor Y = values == Values::non_finite ? marked_output(backend, shape) : backend.allocate(shape);
-    CaseResult r = result_for(backend, "relu_forward", describe(shape, values));
-    r.seconds = timed(backend, [&] { backend.relu_forward(X, Y); });
-    r.tolerance = "exact";
-    r.comparison = compare(backend.download(Y), ref, Tolerance{});
-    return r;
-}
-
-CaseResult check_relu_backward(const Backend& backend, const Shape& shape, std::uint64_t seed,
-                               Values values) {
-    Rng rng(seed);
-    std::vector<float> x = relu_input(shape.elements(), rng);
-    std::vector<float> dy = random_values(shape.elements(), rng);
-    if (values == Values::non_finite) {
-        plant_non_finite(x);
-        // dy's specials land 3 later than x's, so some meet a positive x and pass through.
-        std::rotate(dy.begin(), dy.begin() + std::min<std::size_t>(3, dy.size()), dy.end());
-        plant_non_finite(dy);
-    }
-    std::vector<double> ref(x.size());
-    cpu_naive::relu_backward<double>(shape.elements(), widen(x).data(), widen(dy).data(),
-                                     ref.data());
-
-    const Tensor X = backend.upload(shape, x);
-    const Tensor dY = backend.upload(shape, dy);
-    Tensor dX = values == Values::non_finite ? marked_output(backend, shape) : backend.allocate(shape);
-    CaseResult r = result_for(backend, "relu_backward", describe(shape, values));
-    r.seconds = timed(backend, [&] { backend.relu_backward(X, dY, dX); });
-    r.tolerance = "exact";
-    r.comparison = compare(backend.download(dX), ref, Tolerance{});
-    return r;
-}
-
 // --- the ops of dense layers ------------------------------------------------------------------
 //
 // Every tolerance below is a first-order rounding-error bound (Higham, Accuracy and Stability of
@@ -160,77 +96,6 @@ std::string describe(const Shape& shape, Output output, Values values = Values::
     std::string detail = output == Output::in_place ? "in place" : "";
     if (values == Values::non_finite) detail += std::string(detail.empty() ? "" : " ") + "NaN+-inf";
     return describe(shape, detail);
-}
-
-// A separate output: NaN everywhere (allocate), or the finite marker of a non-finite case.
-Tensor fresh_output(const Backend& backend, const Shape& shape, Values values) {
-    return values == Values::non_finite ? marked_output(backend, shape) : backend.allocate(shape);
-}
-
-// For sigmoid and tanh: uniform in [-12, 12) (both saturate within it), with every 11th element
-// one of the values where a careless formula breaks: 0, +-20 (saturated), +-100 (e^100 overflows
-// float, so e^-x in the sigmoid is +inf) and +-1e4.
-std::vector<float> activation_input(std::int64_t count, Rng& rng) {
-    std::vector<float> x = random_values(count, rng, -12.0f, 12.0f);
-    constexpr float special[] = {0.0f, 20.0f, -20.0f, 100.0f, -100.0f, 1e4f, -1e4f};
-    for (std::size_t i = 0, k = 0; i < x.size(); i += 11, ++k)
-        x[i] = special[k % std::size(special)];
-    return x;
-}
-
-using ElementwiseForward = void (Backend::*)(const Tensor& x, Tensor& y) const;
-using ElementwiseBackward = void (Backend::*)(const Tensor& y, const Tensor& dy, Tensor& dx) const;
-using ReferenceForward = void (*)(std::int64_t n, const double* x, double* y);
-using ReferenceBackward = void (*)(std::int64_t n, const double* y, const double* dy, double* dx);
-
-// An activation's forward pass; |out - ref| <= ulps * u * |ref| + smallest_normal.
-CaseResult check_activation_forward(const Backend& backend, const std::string& op,
-                                    ElementwiseForward forward, ReferenceForward reference,
-                                    double ulps, const Shape& shape, Output output,
-                                    std::uint64_t seed, Values values) {
-    Rng rng(seed);
-    std::vector<float> x = activation_input(shape.elements(), rng);
-    if (values == Values::non_finite) plant_non_finite(x);
-    std::vector<double> ref(x.size());
-    reference(shape.elements(), widen(x).data(), ref.data());
-
-    Tensor X = backend.upload(shape, x);
-    Tensor Y = output == Output::in_place ? X : fresh_output(backend, shape, values);
-    CaseResult r = result_for(backend, op, describe(shape, output, values));
-    r.seconds = timed(backend, [&] { (backend.*forward)(X, Y); });
-    r.tolerance = format("%gu |y| + 2^-126", ulps);
-    r.comparison =
-        compare(backend.download(Y), ref, Tolerance{ulps * unit_roundoff, smallest_normal});
-    return r;
-}
-
-// An activation's backward pass from y uniform in [y_low, 1) and dy uniform in [-1, 1);
-// |out - ref| <= 6u * magnitude(y, dy), described by `tolerance`.
-CaseResult check_activation_backward(const Backend& backend, const std::string& op,
-                                     ElementwiseBackward backward, ReferenceBackward reference,
-                                     float y_low, double (*magnitude)(double y, double dy),
-                                     const std::string& tolerance, const Shape& shape,
-                                     Output output, std::uint64_t seed, Values values) {
-    Rng rng(seed);
-    std::vector<float> y = random_values(shape.elements(), rng, y_low, 1.0f);
-    std::vector<float> dy = random_values(shape.elements(), rng);
-    if (values == Values::non_finite) {
-        plant_non_finite(y);
-        std::rotate(dy.begin(), dy.begin() + std::min<std::size_t>(3, dy.size()), dy.end());
-        plant_non_finite(dy);
-    }
-    std::vector<double> ref(y.size()), scale(y.size());
-    reference(shape.elements(), widen(y).data(), widen(dy).data(), ref.data());
-    for (std::size_t i = 0; i < y.size(); ++i) scale[i] = magnitude(y[i], dy[i]);
-
-    const Tensor Y = backend.upload(shape, y);
-    Tensor dY = backend.upload(shape, dy);
-    Tensor dX = output == Output::in_place ? dY : fresh_output(backend, shape, values);
-    CaseResult r = result_for(backend, op, describe(shape, output, values));
-    r.seconds = timed(backend, [&] { (backend.*backward)(Y, dY, dX); });
-    r.tolerance = tolerance;
-    r.comparison = compare(backend.download(dX), ref, Tolerance{6 * unit_roundoff, 0.0}, scale);
-    return r;
 }
 
 }  // namespace
@@ -280,50 +145,6 @@ CaseResult check_bias_backward(const Backend& backend, const Shape& shape, std::
     r.tolerance = format("%.2g * sum|dy|", rtol);
     r.comparison = compare(backend.download(dB), ref, Tolerance{rtol, 0.0}, scale);
     return r;
-}
-
-// sigmoid_forward. Tolerance: e^-x within 2 ulp (4u; CUDA documents 2 ulp for expf, glibc's is
-// below 1 ulp, Eigen's vectorised exp measured 2.4u), then 1 + e and 1 / (...) round once each,
-// and the relative error of e reaches y damped by e / (1 + e) <= 1: 6u |y|; doubled: 12u |y|.
-// Where y underflows (x < -87) only an absolute 2^-126 is asked. Fast-math __expf is not this
-// accurate for large |x| and fails here.
-CaseResult check_sigmoid_forward(const Backend& backend, const Shape& shape, Output output,
-                                 std::uint64_t seed, Values values) {
-    return check_activation_forward(backend, "sigmoid_forward", &Backend::sigmoid_forward,
-                                    &cpu_naive::sigmoid_forward<double>, 12, shape, output, seed,
-                                    values);
-}
-
-// tanh_forward. Tolerance: tanh within 2 ulp (4u; CUDA's tanhf documents 2 ulp, glibc's tanhf
-// is below 1 ulp, Eigen's vectorised rational approximation measured 4.8u, i.e. 2.4 ulp), doubled:
-// 8u |y|, plus 2^-126 as for the sigmoid.
-CaseResult check_tanh_forward(const Backend& backend, const Shape& shape, Output output,
-                              std::uint64_t seed, Values values) {
-    return check_activation_forward(backend, "tanh_forward", &Backend::tanh_forward,
-                                    &cpu_naive::tanh_forward<double>, 8, shape, output, seed,
-                                    values);
-}
-
-// sigmoid_backward, y uniform in [0, 1). Tolerance: dy * y * (1 - y) is three roundings, 3u |dx|.
-// Measured against |dy| (|y| + y^2), the size of the terms before any cancellation, the bound also
-// holds for dy * (y - y * y); doubled: 6u |dy| (|y| + y^2).
-CaseResult check_sigmoid_backward(const Backend& backend, const Shape& shape, Output output,
-                                  std::uint64_t seed, Values values) {
-    return check_activation_backward(
-        backend, "sigmoid_backward", &Backend::sigmoid_backward,
-        &cpu_naive::sigmoid_backward<double>, 0.0f,
-        [](double y, double dy) { return std::abs(dy) * (std::abs(y) + y * y); },
-        "6u |dy| (|y| + y^2)", shape, output, seed, values);
-}
-
-// tanh_backward, y uniform in [-1, 1). Tolerance: dy * (1 - y^2) is three roundings, and 1 - y^2
-// cancels for |y| near 1, so the bound is against |dy| (1 + y^2); doubled: 6u |dy| (1 + y^2).
-CaseResult check_tanh_backward(const Backend& backend, const Shape& shape, Output output,
-                               std::uint64_t seed, Values values) {
-    return check_activation_backward(
-        backend, "tanh_backward", &Backend::tanh_backward, &cpu_naive::tanh_backward<double>, -1.0f,
-        [](double y, double dy) { return std::abs(dy) * (1.0 + y * y); }, "6u |dy| (1 + y^2)",
-        shape, output, seed, values);
 }
 
 std::string to_string(Logits logits) {
@@ -667,9 +488,10 @@ CaseResult check_sum_repeatable(const Backend& backend, const Shape& shape, int 
 // dense_forward and dense_forward_unfused; X and b uniform in [-1, 1), W uniform in
 // [-1/sqrt(in), 1/sqrt(in)) so that X * W^T + b spans the activations' interesting range.
 // Tolerance: z = X * W^T + b is a dot product of in + 1 terms: 2 (in + 2) u (sum|x w| + |b|),
-// as for gemm. Each activation passes an error in z on at most undamped (slope <= 1) and adds
-// its own, at most sigmoid's 12u |y|:
-//   |out - ref| <= u (2 (in + 2) (sum|x w| + |b|) + 12 |y|) + 2^-126.
+// as for gemm. The activation passes an error in z on multiplied by at most its largest slope L
+// (1 for none, ReLU and tanh, 1/4 for the sigmoid, 1.13 for GELU), and adds its own rounding,
+// the bound of its forward check at z (check/activations.cpp):
+//   |out - ref| <= 2 (in + 2) u L (sum|x w| + |b|) + act's bound at z + 2^-126.
 CaseResult check_dense_forward(const Backend& backend, const DenseShape& s, DensePath path,
                                std::uint64_t seed) {
     s.validate();
@@ -679,16 +501,21 @@ CaseResult check_dense_forward(const Backend& backend, const DenseShape& s, Dens
     const std::vector<float> w = random_values(s.out * s.in, rng, -w_range, w_range);
     const std::vector<float> b = random_values(s.out, rng);
 
-    std::vector<double> ref(static_cast<std::size_t>(s.batch * s.out)), scale(ref.size());
+    std::vector<double> ref(static_cast<std::size_t>(s.batch * s.out)), z(ref.size()),
+        scale(ref.size());
     cpu_naive::dense_forward<double>(s, widen(x).data(), widen(w).data(), widen(b).data(),
                                      ref.data());
+    DenseShape linear = s;  // the same layer without its activation: z, and sum|x w| + |b|
+    linear.activation = Activation::none;
+    cpu_naive::dense_forward<double>(linear, widen(x).data(), widen(w).data(), widen(b).data(),
+                                     z.data());
     const std::vector<double> abs_b = absolute(widen(b));
-    DenseShape magnitude = s;  // sum|x w| + |b|: the same layer on |X|, |W|, |b|, no activation
-    magnitude.activation = Activation::none;
-    cpu_naive::dense_forward<double>(magnitude, absolute(widen(x)).data(),
-                                     absolute(widen(w)).data(), abs_b.data(), scale.data());
+    cpu_naive::dense_forward<double>(linear, absolute(widen(x)).data(), absolute(widen(w)).data(),
+                                     abs_b.data(), scale.data());
+    const double slope = activation_max_slope(s.activation);
     for (std::size_t i = 0; i < scale.size(); ++i)
-        scale[i] = 2.0 * double(s.in + 2) * scale[i] + 12.0 * std::abs(ref[i]);
+        scale[i] = 2.0 * double(s.in + 2) * slope * scale[i] +
+                   activation_forward_bound(s.activation, z[i], ref[i]) / unit_roundoff;
 
     const Tensor X = backend.upload(Shape{s.batch, s.in}, x);
     const Tensor W = backend.upload(Shape{s.out, s.in}, w);
@@ -702,7 +529,7 @@ CaseResult check_dense_forward(const Backend& backend, const DenseShape& s, Dens
         else
             backend.dense_forward_unfused(X, W, B, s.activation, Y);
     });
-    r.tolerance = "u(2(K+2)(S|xw|+|b|)+12|y|)";
+    r.tolerance = "2(K+2)uL(S|xw|+|b|)+act's";
     r.comparison =
         compare(backend.download(Y), ref, Tolerance{unit_roundoff, smallest_normal}, scale);
     return r;
@@ -732,14 +559,6 @@ std::vector<CaseResult> run_gemm(const Backend& backend, const std::string& text
     return results;
 }
 
-// "D1[,D2,...]" -> Shape{D1, D2, ...}, every size >= 1.
-Shape tensor_shape(const std::string& op, const std::string& text) {
-    const std::vector<std::int64_t> sizes = parse_sizes(op, text);
-    for (std::int64_t d : sizes)
-        if (d < 1) throw InvalidArgument(op + ": every size must be >= 1, got '" + text + "'");
-    return Shape(sizes);
-}
-
 using ShapeCheck = CaseResult (*)(const Backend&, const Shape&, std::uint64_t, Values);
 using PlainCheck = CaseResult (*)(const Backend&, const Shape&, std::uint64_t);
 using OutputCheck = CaseResult (*)(const Backend&, const Shape&, Output, std::uint64_t, Values);
@@ -749,15 +568,6 @@ using Run =
 
 constexpr Logits all_logits[] = {Logits::uniform, Logits::huge, Logits::equal_rows,
                                  Logits::non_finite};
-
-// ReLU: the usual values, then NaN and infinities among them.
-Run with_non_finite(const std::string& op, ShapeCheck check) {
-    return [op, check](const Backend& b, const std::string& text, std::uint64_t seed) {
-        const Shape shape = tensor_shape(op, text);
-        return std::vector{check(b, shape, seed, Values::finite),
-                           check(b, shape, seed, Values::non_finite)};
-    };
-}
 
 // An op with one case per tensor shape.
 Run one_case(const std::string& op, PlainCheck check) {
@@ -833,19 +643,26 @@ std::vector<CaseResult> run_mean(const Backend& b, const std::string& text, std:
     return results;
 }
 
+// "none, relu, sigmoid, ...": every activation a dense layer takes.
+std::string activation_names() {
+    std::string names = "none";
+    for (Activation a : all_activations) names += ", " + to_string(a);
+    return names;
+}
+
 Activation parse_activation(const std::string& op, const std::string& text) {
-    for (Activation a : {Activation::none, Activation::relu, Activation::sigmoid, Activation::tanh})
-        if (to_string(a) == text) return a;
-    throw InvalidArgument(op + ": unknown activation '" + text +
-                          "'; known: none, relu, sigmoid, tanh");
+    Activation activation = Activation::none;
+    if (activation_named(text, activation)) return activation;
+    throw InvalidArgument(op + ": unknown activation '" + text + "'; known: " + activation_names());
 }
 
 // "BATCH,IN,OUT" (every activation) or "BATCH,IN,OUT,ACT".
 Run dense_run(const std::string& op, DensePath path) {
     return [op, path](const Backend& b, const std::string& text, std::uint64_t seed) {
         std::string sizes_text = text;
-        std::vector<Activation> activations = {Activation::none, Activation::relu,
-                                               Activation::sigmoid, Activation::tanh};
+        std::vector<Activation> activations{Activation::none};
+        activations.insert(activations.end(), std::begin(all_activations),
+                           std::end(all_activations));
         const std::size_t comma = text.rfind(',');
         if (comma != std::string::npos && comma + 1 < text.size() &&
             std::isalpha(static_cast<unsigned char>(text[comma + 1]))) {
@@ -910,40 +727,6 @@ std::vector<BenchCase> gemm_cases(const BenchContext& c) {
                          }});
     }
     return cases;
-}
-
-// An elementwise op over n floats: forward(x, y), or backward(input, dy, dx) when `backward`.
-using Forward = void (Backend::*)(const Tensor&, Tensor&) const;
-using Backward = void (Backend::*)(const Tensor&, const Tensor&, Tensor&) const;
-
-std::function<std::vector<BenchCase>(const BenchContext&)> stream_rows(Forward forward) {
-    return [forward](const BenchContext& c) {
-        std::vector<BenchCase> cases;
-        for (std::int64_t n : stream_sizes(c.kind, c.quick))
-            cases.push_back({std::to_string(n), 8.0 * double(n), {}, [forward, n](const Backend& b) {
-                                 const Tensor x = bench_tensor(b, Shape{n});
-                                 Tensor y = b.allocate(Shape{n});
-                                 return Workload{[&b, forward, x, y]() mutable { (b.*forward)(x, y); },
-                                                 y, {}};
-                             }});
-        return cases;
-    };
-}
-
-std::function<std::vector<BenchCase>(const BenchContext&)> stream_rows(Backward backward) {
-    return [backward](const BenchContext& c) {
-        std::vector<BenchCase> cases;
-        for (std::int64_t n : stream_sizes(c.kind, c.quick))
-            cases.push_back({std::to_string(n), 12.0 * double(n), {}, [backward, n](const Backend& b) {
-                                 const Tensor in = bench_tensor(b, Shape{n});
-                                 const Tensor dy = bench_tensor(b, Shape{n});
-                                 Tensor dx = b.allocate(Shape{n});
-                                 return Workload{
-                                     [&b, backward, in, dy, dx]() mutable { (b.*backward)(in, dy, dx); },
-                                     dx, {}};
-                             }});
-        return cases;
-    };
 }
 
 // bias_add and bias_backward on (rows, 1024): a layer of 1024 outputs, wide enough for coalesced
@@ -1135,12 +918,6 @@ const std::vector<OpDescription>& ops() {
              run_gemm,
              {Op::gemm},
              {{"gemm", "flops", "2·M·N·K", "gemm", gemm_cases, {Op::gemm}}}},
-            {"relu_forward", dims, elementwise, with_non_finite("relu_forward", check_relu_forward),
-             {Op::relu_forward},
-             {memory_rows("relu_forward", "8n", stream_rows(&Backend::relu_forward))}},
-            {"relu_backward", dims, elementwise, with_non_finite("relu_backward", check_relu_backward),
-             {Op::relu_backward},
-             {memory_rows("relu_backward", "12n", stream_rows(&Backend::relu_backward))}},
             {"bias_add",
              rows_dims,
              {"1", "1,1", "7,13", "33,65", "64,1000", "3,5,257"},
@@ -1153,21 +930,6 @@ const std::vector<OpDescription>& ops() {
              one_case("bias_backward", check_bias_backward),
              {Op::bias_backward},
              {memory_rows("bias_backward", "4·rows·cols + 4·cols", bias_backward_cases)}},
-            {"sigmoid_forward", dims, elementwise,
-             every_output("sigmoid_forward", check_sigmoid_forward),
-             {Op::sigmoid_forward},
-             {memory_rows("sigmoid_forward", "8n", stream_rows(&Backend::sigmoid_forward))}},
-            {"sigmoid_backward", dims, elementwise,
-             every_output("sigmoid_backward", check_sigmoid_backward),
-             {Op::sigmoid_backward},
-             {memory_rows("sigmoid_backward", "12n", stream_rows(&Backend::sigmoid_backward))}},
-            {"tanh_forward", dims, elementwise, every_output("tanh_forward", check_tanh_forward),
-             {Op::tanh_forward},
-             {memory_rows("tanh_forward", "8n", stream_rows(&Backend::tanh_forward))}},
-            {"tanh_backward", dims, elementwise,
-             every_output("tanh_backward", check_tanh_backward),
-             {Op::tanh_backward},
-             {memory_rows("tanh_backward", "12n", stream_rows(&Backend::tanh_backward))}},
             {"softmax_forward", rows_dims, row_wise,
              every_logits("softmax_forward", check_softmax_forward),
              {Op::softmax_forward},
@@ -1195,18 +957,20 @@ const std::vector<OpDescription>& ops() {
              {{"sum_deterministic", "bytes", "4n", "reduction", sum_rows(Reduction::deterministic),
                {Op::sum}},
               {"sum_fast", "bytes", "4n", "reduction", sum_rows(Reduction::fast), {Op::sum}}}},
-            {"mean", dims, reductions, run_mean, {Op::sum}},
+            {"mean", dims, reductions, run_mean, {Op::sum}, {}},
             {"dense_forward",
-             "BATCH,IN,OUT[,ACT] (ACT: none, relu, sigmoid, tanh; all four if omitted)", dense,
+             "BATCH,IN,OUT[,ACT] (ACT: " + activation_names() + "; each if omitted)", dense,
              dense_run("dense_forward", DensePath::fused),
              {Op::dense_forward},
-             {{"dense_forward", "flops", "2·batch·in·out", "dense", dense_rows(DensePath::fused)}}},
+             {{"dense_forward", "flops", "2·batch·in·out", "dense", dense_rows(DensePath::fused),
+               {}}}},
             {"dense_forward_unfused", "BATCH,IN,OUT[,ACT] (as dense_forward)", dense,
              dense_run("dense_forward_unfused", DensePath::unfused),
-             {Op::gemm, Op::bias_add, Op::relu_forward, Op::sigmoid_forward, Op::tanh_forward},
+             {Op::gemm, Op::bias_add},
              {{"dense_forward_unfused", "flops", "2·batch·in·out", "dense",
-               dense_rows(DensePath::unfused)}}},
+               dense_rows(DensePath::unfused), {}}}},
         };
+        for (OpDescription& c : activation_descriptions()) checks.push_back(std::move(c));
         for (OpDescription& c : conv_and_pool_descriptions()) checks.push_back(std::move(c));
         for (OpDescription& c : optimizer_descriptions()) checks.push_back(std::move(c));
         return checks;

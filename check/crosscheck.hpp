@@ -48,31 +48,27 @@ const OpDescription& op(const std::string& name);
 // written.
 enum class Values { finite, non_finite };
 
-// Lower-level entry points, for tests and lessons that go beyond the default cases. Each runs one
-// case; the losses run one call and return two results, the loss and then its gradient.
-CaseResult check_gemm(const Backend& backend, const GemmShape& shape, std::uint64_t seed);
-CaseResult check_relu_forward(const Backend& backend, const Shape& shape, std::uint64_t seed,
-                        Values values = Values::finite);
-CaseResult check_relu_backward(const Backend& backend, const Shape& shape, std::uint64_t seed,
-                        Values values = Values::finite);
-
 // Where an elementwise op writes: a fresh tensor, or over its input (y = x; for a backward pass,
 // dx = dy).
 enum class Output { separate, in_place };
 
+// Lower-level entry points, for tests and lessons that go beyond the default cases. Each runs one
+// case; the losses run one call and return two results, the loss and then its gradient.
+CaseResult check_gemm(const Backend& backend, const GemmShape& shape, std::uint64_t seed);
+// An activation's forward or backward pass (common/activations.hpp), against its formula in
+// float64 (activations.cpp has the inputs and each tolerance). The backward pass's input is what
+// the activation's backward takes: x, or an output y of the forward.
+CaseResult check_activation_forward(const Backend& backend, Activation activation,
+                                    const Shape& shape, Output output, std::uint64_t seed,
+                                    Values values = Values::finite);
+CaseResult check_activation_backward(const Backend& backend, Activation activation,
+                                     const Shape& shape, Output output, std::uint64_t seed,
+                                     Values values = Values::finite);
 
-// Bias and activations; "rows" are the tensor seen as (rows, last dimension).
+// The bias; "rows" are the tensor seen as (rows, last dimension).
 CaseResult check_bias_add(const Backend& backend, const Shape& shape, Output output,
                           std::uint64_t seed, Values values = Values::finite);
 CaseResult check_bias_backward(const Backend& backend, const Shape& shape, std::uint64_t seed);
-CaseResult check_sigmoid_forward(const Backend& backend, const Shape& shape, Output output,
-                                 std::uint64_t seed, Values values = Values::finite);
-CaseResult check_sigmoid_backward(const Backend& backend, const Shape& shape, Output output,
-                                  std::uint64_t seed, Values values = Values::finite);
-CaseResult check_tanh_forward(const Backend& backend, const Shape& shape, Output output,
-                              std::uint64_t seed, Values values = Values::finite);
-CaseResult check_tanh_backward(const Backend& backend, const Shape& shape, Output output,
-                               std::uint64_t seed, Values values = Values::finite);
 
 // The logits softmax and cross-entropy are checked on; every default shape runs all three.
 enum class Logits {

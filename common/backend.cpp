@@ -87,17 +87,30 @@ void Backend::gemm(const GemmShape& s, const Tensor& A, const Tensor& B, Tensor&
     kernel(ops::gemm)(s, A.data(), B.data(), C.data());
 }
 
-void Backend::relu_forward(const Tensor& x, Tensor& y) const {
-    require(x, x.shape(), "relu_forward", "x");
-    require(y, x.shape(), "relu_forward", "y");
-    kernel(ops::relu_forward)(x.elements(), x.data(), y.data());
+namespace {
+std::string activation_op(Activation activation, const char* pass) {
+    return to_string(activation) + "_" + pass;
+}
+}  // namespace
+
+void Backend::activation_forward(Activation activation, const Tensor& x, Tensor& y) const {
+    if (activation == Activation::none)
+        throw InvalidArgument("activation_forward: Activation::none has no kernel");
+    const std::string op = activation_op(activation, "forward");
+    require(x, x.shape(), op, "x");
+    require(y, x.shape(), op, "y");
+    kernel(forward_op(activation))(x.elements(), x.data(), y.data());
 }
 
-void Backend::relu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) const {
-    require(x, x.shape(), "relu_backward", "x");
-    require(dy, x.shape(), "relu_backward", "dy");
-    require(dx, x.shape(), "relu_backward", "dx");
-    kernel(ops::relu_backward)(x.elements(), x.data(), dy.data(), dx.data());
+void Backend::activation_backward(Activation activation, const Tensor& in, const Tensor& dy,
+                                  Tensor& dx) const {
+    if (activation == Activation::none)
+        throw InvalidArgument("activation_backward: Activation::none has no kernel");
+    const std::string op = activation_op(activation, "backward");
+    require(in, in.shape(), op, backward_takes_output(activation) ? "y" : "x");
+    require(dy, in.shape(), op, "dy");
+    require(dx, in.shape(), op, "dx");
+    kernel(backward_op(activation))(in.elements(), in.data(), dy.data(), dx.data());
 }
 
 namespace {
@@ -116,32 +129,6 @@ void Backend::bias_backward(const Tensor& dy, Tensor& dbias) const {
     require(dy, dy.shape(), "bias_backward", "dy");
     require(dbias, Shape{columns(dy)}, "bias_backward", "dbias");
     kernel(ops::bias_backward)(rows(dy), columns(dy), dy.data(), dbias.data());
-}
-
-void Backend::sigmoid_forward(const Tensor& x, Tensor& y) const {
-    require(x, x.shape(), "sigmoid_forward", "x");
-    require(y, x.shape(), "sigmoid_forward", "y");
-    kernel(ops::sigmoid_forward)(x.elements(), x.data(), y.data());
-}
-
-void Backend::sigmoid_backward(const Tensor& y, const Tensor& dy, Tensor& dx) const {
-    require(y, y.shape(), "sigmoid_backward", "y");
-    require(dy, y.shape(), "sigmoid_backward", "dy");
-    require(dx, y.shape(), "sigmoid_backward", "dx");
-    kernel(ops::sigmoid_backward)(y.elements(), y.data(), dy.data(), dx.data());
-}
-
-void Backend::tanh_forward(const Tensor& x, Tensor& y) const {
-    require(x, x.shape(), "tanh_forward", "x");
-    require(y, x.shape(), "tanh_forward", "y");
-    kernel(ops::tanh_forward)(x.elements(), x.data(), y.data());
-}
-
-void Backend::tanh_backward(const Tensor& y, const Tensor& dy, Tensor& dx) const {
-    require(y, y.shape(), "tanh_backward", "y");
-    require(dy, y.shape(), "tanh_backward", "dy");
-    require(dx, y.shape(), "tanh_backward", "dx");
-    kernel(ops::tanh_backward)(y.elements(), y.data(), dy.data(), dx.data());
 }
 
 void Backend::softmax_forward(const Tensor& x, Tensor& y) const {
@@ -235,20 +222,8 @@ void Backend::dense_forward_steps(const DenseShape& s, const float* X, const flo
                                   const float* b, float* Y) const {
     kernel(ops::gemm)(s.gemm(), X, W, Y);
     kernel(ops::bias_add)(s.batch, s.out, Y, b, Y);
-    const std::int64_t n = s.batch * s.out;
-    switch (s.activation) {
-        case Activation::none:
-            break;
-        case Activation::relu:
-            kernel(ops::relu_forward)(n, Y, Y);
-            break;
-        case Activation::sigmoid:
-            kernel(ops::sigmoid_forward)(n, Y, Y);
-            break;
-        case Activation::tanh:
-            kernel(ops::tanh_forward)(n, Y, Y);
-            break;
-    }
+    if (s.activation != Activation::none)
+        kernel(forward_op(s.activation))(s.batch * s.out, Y, Y);
 }
 
 void Backend::optimizer_step(const OptimizerConfig& config, std::int64_t step,

@@ -53,25 +53,21 @@ public:
     // --- ops ----------------------------------------------------------------------------------
     // C = alpha * op(A) * op(B) + beta * C; see GemmShape.
     void gemm(const GemmShape& shape, const Tensor& A, const Tensor& B, Tensor& C) const;
-    // y = max(x, 0), elementwise; NaN stays NaN, relu(-inf) = 0.
-    void relu_forward(const Tensor& x, Tensor& y) const;
-    // dx = dy where x > 0, else 0 (the gradient at exactly 0 is taken as 0); NaN where x is NaN.
-    void relu_backward(const Tensor& x, const Tensor& dy, Tensor& dx) const;
+    // The activations, elementwise (ReLU, sigmoid, tanh, GELU: common/activations.hpp has their
+    // formulas, NaN rule included): y = act(x); dx = dy * act'(...) from `in`, the forward's input
+    // x or its output y, whichever the activation's backward takes (backward_takes_output: x for
+    // ReLU and GELU, y for sigmoid and tanh). y may be x, dx may be dy. Activation::none is an
+    // InvalidArgument: it has no kernel.
+    void activation_forward(Activation activation, const Tensor& x, Tensor& y) const;
+    void activation_backward(Activation activation, const Tensor& in, const Tensor& dy,
+                             Tensor& dx) const;
 
-    // Elementwise ops (ReLU, sigmoid, tanh, bias_add) may write their output over their input.
+    // Elementwise ops (the activations, bias_add) may write their output over their input.
     // "Rows" below: a tensor of any rank seen as (rows, cols), cols = its last dimension.
     // y[i, j] = x[i, j] + bias[j]: the bias broadcast over the batch. y may be x (in place).
     void bias_add(const Tensor& x, const Tensor& bias, Tensor& y) const;
     // dbias[j] = sum_i dy[i, j]: the column sums, a reduction over the batch.
     void bias_backward(const Tensor& dy, Tensor& dbias) const;
-    // The activations' formulas, NaN rule included, are in common/activations.hpp.
-    // y = 1 / (1 + e^-x); the backward pass takes the forward's output: dx = dy * y * (1 - y).
-    // sigmoid(+inf) = 1, sigmoid(-inf) = 0; the backward passes follow their formulas (IEEE).
-    void sigmoid_forward(const Tensor& x, Tensor& y) const;
-    void sigmoid_backward(const Tensor& y, const Tensor& dy, Tensor& dx) const;
-    // y = tanh(x); dx = dy * (1 - y^2), from the forward's output.
-    void tanh_forward(const Tensor& x, Tensor& y) const;
-    void tanh_backward(const Tensor& y, const Tensor& dy, Tensor& dx) const;
     // Row-wise softmax, y[i, j] = e^(x[i, j] - max_i) / sum_k e^(x[i, k] - max_i); the row max is
     // subtracted so that no exponential overflows. Backward, from the output:
     // dx[i, j] = y[i, j] * (dy[i, j] - sum_k dy[i, k] * y[i, k]).

@@ -23,6 +23,10 @@ constexpr OpFacts op_facts[] = {
 #define TRIPTYCH_OP_FACTS(name, signature, need) {Op::name, #name, need},
     TRIPTYCH_OPS(TRIPTYCH_OP_FACTS)
 #undef TRIPTYCH_OP_FACTS
+#define TRIPTYCH_ACTIVATION_OP_FACTS(name, Type) \
+    {Op::name##_forward, #name "_forward", required}, {Op::name##_backward, #name "_backward", required},
+    TRIPTYCH_ACTIVATIONS(TRIPTYCH_ACTIVATION_OP_FACTS)
+#undef TRIPTYCH_ACTIVATION_OP_FACTS
 };
 constexpr std::size_t op_count = std::size(op_facts);
 
@@ -55,6 +59,32 @@ std::string source_relative(const std::string& path) {
 }  // namespace
 
 std::span<const Op> all_ops() { return op_list; }
+
+OpKey<kernels::Map> forward_op(Activation activation) {
+    switch (activation) {
+#define TRIPTYCH_FORWARD_OP(name, Type) \
+    case Activation::name:              \
+        return ops::name##_forward;
+        TRIPTYCH_ACTIVATIONS(TRIPTYCH_FORWARD_OP)
+#undef TRIPTYCH_FORWARD_OP
+        case Activation::none:
+            break;
+    }
+    throw InvalidArgument("Activation::none has no kernel");
+}
+
+OpKey<kernels::MapBackward> backward_op(Activation activation) {
+    switch (activation) {
+#define TRIPTYCH_BACKWARD_OP(name, Type) \
+    case Activation::name:               \
+        return ops::name##_backward;
+        TRIPTYCH_ACTIVATIONS(TRIPTYCH_BACKWARD_OP)
+#undef TRIPTYCH_BACKWARD_OP
+        case Activation::none:
+            break;
+    }
+    throw InvalidArgument("Activation::none has no kernel");
+}
 
 std::string_view op_name(Op op) { return facts(op).name; }
 

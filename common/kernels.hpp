@@ -75,15 +75,11 @@ using OptimizerStep = void(const OptimizerRule<float>& rule,
 // Every op, once: its name, its kernel's signature, and whether every hand-written variant must
 // implement it (`required`) or may leave it to Backend's default (`optional`: dense_forward runs
 // gemm, bias_add and the activation one after the other where a variant has no fused kernel).
-// The enum Op, the names and the typed keys in `ops::` below are made from this list.
+// Each activation of TRIPTYCH_ACTIVATIONS (common/activations.hpp) adds two more, required:
+// <name>_forward (kernels::Map) and <name>_backward (kernels::MapBackward). The enum Op, the names
+// and the typed keys in `ops::` below are made from these lists.
 #define TRIPTYCH_OPS(OP)                                             \
     OP(gemm, kernels::Gemm, required)                                \
-    OP(relu_forward, kernels::Map, required)                         \
-    OP(relu_backward, kernels::MapBackward, required)                \
-    OP(sigmoid_forward, kernels::Map, required)                      \
-    OP(sigmoid_backward, kernels::MapBackward, required)             \
-    OP(tanh_forward, kernels::Map, required)                         \
-    OP(tanh_backward, kernels::MapBackward, required)                \
     OP(bias_add, kernels::BiasAdd, required)                         \
     OP(bias_backward, kernels::ColumnSums, required)                 \
     OP(softmax_forward, kernels::RowsMap, required)                  \
@@ -105,6 +101,9 @@ enum class Op {
 #define TRIPTYCH_OP_ENUM(name, signature, need) name,
     TRIPTYCH_OPS(TRIPTYCH_OP_ENUM)
 #undef TRIPTYCH_OP_ENUM
+#define TRIPTYCH_ACTIVATION_OP_ENUM(name, Type) name##_forward, name##_backward,
+    TRIPTYCH_ACTIVATIONS(TRIPTYCH_ACTIVATION_OP_ENUM)
+#undef TRIPTYCH_ACTIVATION_OP_ENUM
 };
 
 // Every op, in the order of the list.
@@ -126,7 +125,16 @@ namespace ops {
 #define TRIPTYCH_OP_KEY(name, signature, need) inline constexpr OpKey<signature> name{Op::name};
 TRIPTYCH_OPS(TRIPTYCH_OP_KEY)
 #undef TRIPTYCH_OP_KEY
+#define TRIPTYCH_ACTIVATION_OP_KEYS(name, Type)                                      \
+    inline constexpr OpKey<kernels::Map> name##_forward{Op::name##_forward};         \
+    inline constexpr OpKey<kernels::MapBackward> name##_backward{Op::name##_backward};
+TRIPTYCH_ACTIVATIONS(TRIPTYCH_ACTIVATION_OP_KEYS)
+#undef TRIPTYCH_ACTIVATION_OP_KEYS
 }  // namespace ops
+
+// The ops of an activation (not Activation::none): relu -> ops::relu_forward, ops::relu_backward.
+OpKey<kernels::Map> forward_op(Activation activation);
+OpKey<kernels::MapBackward> backward_op(Activation activation);
 
 // A registered kernel, as `triptych versions` lists it.
 struct KernelVersion {
@@ -176,6 +184,14 @@ bool register_kernel(const std::string& variant, OpKey<Signature> key, VersionOf
 
 // The versions of `op` that `variant` registered, in number order; empty if none.
 std::vector<KernelVersion> kernel_versions(const std::string& variant, Op op);
+// The kernel `variant` runs by default for `key`, or null: for a panel's code that calls its own
+// kernel of another op (cpu_eigen_omp's dense layer applies its activation kernels).
+template <typename Signature>
+Signature* default_kernel(const std::string& variant, OpKey<Signature> key) {
+    for (const KernelVersion& v : kernel_versions(variant, key.op))
+        if (v.is_default) return reinterpret_cast<Signature*>(v.kernel);
+    return nullptr;
+}
 // The variants that registered any kernel, in no particular order.
 std::vector<std::string> variants_with_kernels();
 

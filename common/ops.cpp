@@ -25,14 +25,24 @@ std::string to_string(Activation activation) {
     switch (activation) {
         case Activation::none:
             return "none";
-        case Activation::relu:
-            return "relu";
-        case Activation::sigmoid:
-            return "sigmoid";
-        case Activation::tanh:
-            return "tanh";
+#define TRIPTYCH_ACTIVATION_NAME(name, Type) \
+    case Activation::name:                 \
+        return #name;
+            TRIPTYCH_ACTIVATIONS(TRIPTYCH_ACTIVATION_NAME)
+#undef TRIPTYCH_ACTIVATION_NAME
     }
     return "?";
+}
+
+bool activation_named(std::string_view name, Activation& activation) {
+    for (Activation a : all_activations)
+        if (to_string(a) == name) {
+            activation = a;
+            return true;
+        }
+    if (name != "none") return false;
+    activation = Activation::none;
+    return true;
 }
 
 void DenseShape::validate() const {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/activations.hpp"
 #include "common/shape.hpp"
 
 namespace triptych {
@@ -28,9 +29,7 @@ struct GemmShape {
     double flops() const { return 2.0 * double(M) * double(N) * double(K); }
 };
 
-// The activation a fused dense layer applies before its store.
-enum class Activation { none, relu, sigmoid, tanh };
-std::string to_string(Activation activation);
+// Activation (the activation a fused dense layer applies before its store): common/activations.hpp.
 
 // A fully connected layer's forward pass: Y = act(X * W^T + b).
 //   X is (batch, in), W is (out, in) (one row of weights per output, as PyTorch stores them),

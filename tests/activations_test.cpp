@@ -1,18 +1,20 @@
-// Bias, sigmoid, tanh and softmax, forward and backward: every variant against the float64
-// reference (check/crosscheck.hpp, tolerances and their reasons there), and the reference's
-// backward passes against central finite differences of its own forward passes.
+// Bias, the activations (ReLU, sigmoid, tanh, GELU) and softmax, forward and backward: every variant
+// against the float64 reference (check/crosscheck.hpp; the activations' tolerances and their
+// reasons are in check/activations.cpp), the reference's backward passes against central finite
+// differences of its own forward passes, and GELU's tanh approximation against the exact GELU.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "check/crosscheck.hpp"
 #include "common/host_backend.hpp"
 #include "common/random.hpp"
+#include "common/activations.hpp"
+#include "cpu/naive/activations.hpp"
 #include "cpu/naive/bias.hpp"
-#include "cpu/naive/sigmoid.hpp"
 #include "cpu/naive/softmax.hpp"
-#include "cpu/naive/tanh.hpp"
 #include "tests/finite_difference.hpp"
 #include "tests/seed.hpp"
 #include "tests/variants.hpp"
@@ -40,17 +42,22 @@ TEST_CASE("every variant's bias_add and bias_backward match the float64 referenc
 }
 
 TEST_CASE(
-    "every variant's sigmoid and tanh match the float64 reference, in place too, for any "
-    "length and at saturation",
+    "every variant's activations match the float64 reference, in place too, for any length and "
+    "at saturation",
     "[activations]") {
-    for (const char* op : {"sigmoid_forward", "sigmoid_backward", "tanh_forward", "tanh_backward"})
-        check_default_cases(op);
+    for (Activation a : all_activations) {
+        check_default_cases(to_string(a) + "_forward");
+        check_default_cases(to_string(a) + "_backward");
+    }
     for_every_variant([](const Backend& b) {
-        for (const Shape& s : {Shape{2}, Shape{3}, Shape{5}, Shape{1000003}}) {
-            require_pass(
-                check::check_sigmoid_forward(b, s, check::Output::separate, testing::seed()));
-            require_pass(check::check_tanh_forward(b, s, check::Output::separate, testing::seed()));
-        }
+        for (Activation a : all_activations)
+            for (const Shape& s : {Shape{2}, Shape{3}, Shape{5}, Shape{1000003}}) {
+                INFO(to_string(a) << " " << s.str());
+                require_pass(check::check_activation_forward(b, a, s, check::Output::separate,
+                                                             testing::seed()));
+                require_pass(check::check_activation_backward(b, a, s, check::Output::separate,
+                                                              testing::seed()));
+            }
     });
 }
 
@@ -98,9 +105,13 @@ TEST_CASE(
     const Shape s{100};
     for (const Backend* b : {static_cast<const Backend*>(&zero), static_cast<const Backend*>(&skips)}) {
         INFO(b->name());
-        CHECK(check::check_relu_forward(*b, s, testing::seed()).comparison.passed);
-        CHECK_FALSE(check::check_relu_forward(*b, s, testing::seed(), check::Values::non_finite)
-                        .comparison.passed);
+        const auto relu = [&](check::Values values) {
+            return check::check_activation_forward(*b, Activation::relu, s,
+                                                   check::Output::separate, testing::seed(),
+                                                   values);
+        };
+        CHECK(relu(check::Values::finite).comparison.passed);
+        CHECK_FALSE(relu(check::Values::non_finite).comparison.passed);
     }
 }
 
@@ -149,34 +160,59 @@ TEST_CASE("the reference's bias_backward is the derivative of bias_add (finite d
 }
 
 TEST_CASE(
-    "the reference's sigmoid and tanh backward passes are the derivatives of their forward "
-    "passes (finite differences)",
+    "the reference's activation backward passes are the derivatives of their forward passes "
+    "(finite differences)",
     "[activations][gradient]") {
     Rng rng(testing::seed());
     const std::int64_t n = 23;
+    // [-6, 6): both sides of every activation's bend, and GELU's dip near -0.75.
     const std::vector<double> x = random_doubles(n, rng, -6, 6), dy = random_doubles(n, rng);
-    using Forward = void (*)(std::int64_t, const double*, double*);
-    using Backward = void (*)(std::int64_t, const double*, const double*, double*);
-    const struct {
-        const char* name;
-        Forward forward;
-        Backward backward;
-    } activations[] = {
-        {"sigmoid", cpu_naive::sigmoid_forward<double>, cpu_naive::sigmoid_backward<double>},
-        {"tanh", cpu_naive::tanh_forward<double>, cpu_naive::tanh_backward<double>},
-    };
-    for (const auto& a : activations) {
-        INFO(a.name);
+    for_each_activation([&](auto act) {
+        using Act = decltype(act);
+        INFO(to_string(Act::kind));
         const auto loss = [&](const std::vector<double>& input) {
             std::vector<double> y(input.size());
-            a.forward(n, input.data(), y.data());
+            cpu_naive::activation_forward<Act>(n, input.data(), y.data());
             return weighted_sum(dy, y);
         };
         std::vector<double> y(n), dx(n);
-        a.forward(n, x.data(), y.data());
-        a.backward(n, y.data(), dy.data(), dx.data());  // from the output, as the Backend takes it
+        cpu_naive::activation_forward<Act>(n, x.data(), y.data());
+        // From the input or the output, whichever the Backend's backward pass takes.
+        const std::vector<double>& in = Act::backward_takes_output ? y : x;
+        cpu_naive::activation_backward<Act>(n, in.data(), dy.data(), dx.data());
         CHECK_THAT(dx, Approx(numerical_gradient(loss, x)).epsilon(1e-7).margin(1e-9));
+    });
+}
+
+TEST_CASE(
+    "GELU's tanh approximation is within 5e-4 of the exact GELU x Phi(x), and reaches its limits "
+    "beyond |x| = 30, at the infinities and for NaN",
+    "[activations][gelu]") {
+    // The exact GELU is x Phi(x), Phi the standard normal CDF; the tanh form GPT-2 uses differs
+    // from it by at most about 4.7e-4 (near |x| = 2), far below float32's error on a trained net.
+    for (int i = -10000; i <= 10000; ++i) {
+        const double x = i / 1000.0;
+        const double exact = 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+        INFO("x = " << x);
+        REQUIRE(std::abs(Gelu::forward(x) - exact) <= 5e-4);
     }
+    // Either side of the cut at |x| = 30 the formula and the limits agree: tanh(u) is +-1 there.
+    for (const float x : {29.5f, 30.0f, 30.5f, 1e30f}) {
+        INFO("x = " << x);
+        CHECK(Gelu::forward(x) == x);
+        CHECK(Gelu::forward(-x) == 0.0f);
+        CHECK(Gelu::backward(x, 0.25f) == 0.25f);
+        CHECK(Gelu::backward(-x, 0.25f) == 0.0f);
+    }
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    CHECK(Gelu::forward(inf) == inf);
+    CHECK(Gelu::forward(-inf) == 0.0f);
+    CHECK(std::isnan(Gelu::forward(nan)));
+    CHECK(Gelu::backward(inf, 0.5f) == 0.5f);
+    CHECK(Gelu::backward(-inf, 0.5f) == 0.0f);
+    CHECK(std::isnan(Gelu::backward(nan, 0.5f)));
+    CHECK(std::isnan(Gelu::backward(1.0f, nan)));
 }
 
 TEST_CASE("the reference's softmax backward is the derivative of its forward (finite differences)",

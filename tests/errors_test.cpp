@@ -50,7 +50,7 @@ TEST_CASE("ops reject empty tensors (no buffer)", "[errors]") {
         const Backend& b = backend(variant);
         const Tensor empty;
         Tensor y = b.allocate(Shape{4});
-        CHECK_THROWS_MATCHES(b.relu_forward(empty, y), InvalidArgument,
+        CHECK_THROWS_MATCHES(b.activation_forward(Activation::relu, empty, y), InvalidArgument,
                              Catch::Matchers::Message("relu_forward: x is an empty tensor (no buffer)"));
         Tensor c = b.allocate(Shape{1, 1});
         CHECK_THROWS_WITH(b.gemm(GemmShape{1, 1, 1}, empty, c, c), Contains("A is an empty tensor"));
@@ -64,7 +64,7 @@ TEST_CASE("ops reject a tensor that lives on another backend", "[errors]") {
     const Backend& elsewhere = backend(names[0]);
     const Tensor x = elsewhere.allocate(Shape{8});
     Tensor y = here.allocate(Shape{8});
-    CHECK_THROWS_MATCHES(here.relu_forward(x, y), InvalidArgument,
+    CHECK_THROWS_MATCHES(here.activation_forward(Activation::relu, x, y), InvalidArgument,
                          Catch::Matchers::Message("relu_forward: x lives on backend " + names[0] +
                                                   ", not " + names[1] +
                                                   "; move it with upload/download first"));
@@ -75,9 +75,9 @@ TEST_CASE("ReLU rejects outputs and gradients of another shape", "[errors]") {
         const Backend& b = backend(variant);
         const Tensor x = b.allocate(Shape{2, 3});
         Tensor y = b.allocate(Shape{3, 2});
-        CHECK_THROWS_WITH(b.relu_forward(x, y), Contains("relu_forward: y has shape [3, 2], expected [2, 3]"));
+        CHECK_THROWS_WITH(b.activation_forward(Activation::relu, x, y), Contains("relu_forward: y has shape [3, 2], expected [2, 3]"));
         Tensor dx = b.allocate(Shape{2, 3});
-        CHECK_THROWS_WITH(b.relu_backward(x, y, dx), Contains("relu_backward: dy has shape [3, 2]"));
+        CHECK_THROWS_WITH(b.activation_backward(Activation::relu, x, y, dx), Contains("relu_backward: dy has shape [3, 2]"));
     }
 }
 
@@ -114,7 +114,7 @@ TEST_CASE("a variant without an op throws Unsupported naming itself and the op",
     } bare;
     const Tensor x = bare.allocate(Shape{2});
     Tensor y = bare.allocate(Shape{2});
-    CHECK_THROWS_MATCHES(bare.relu_forward(x, y), Unsupported,
+    CHECK_THROWS_MATCHES(bare.activation_forward(Activation::relu, x, y), Unsupported,
                          Catch::Matchers::Message("no_ops does not implement relu_forward"));
 }
 
@@ -162,9 +162,14 @@ TEST_CASE("the dense-layer ops reject tensors of the wrong shape, naming the op 
         Tensor dbias = b.allocate(Shape{2});
         CHECK_THROWS_WITH(b.bias_backward(x, dbias),
                           Contains("bias_backward: dbias has shape [2], expected [3]"));
-        CHECK_THROWS_WITH(b.sigmoid_forward(x, y32),
+        CHECK_THROWS_WITH(b.activation_forward(Activation::sigmoid, x, y32),
                           Contains("sigmoid_forward: y has shape [3, 2], expected [2, 3]"));
-        CHECK_THROWS_WITH(b.tanh_backward(x, y32, y), Contains("tanh_backward: dy has shape [3, 2]"));
+        CHECK_THROWS_WITH(b.activation_backward(Activation::tanh, x, y32, y),
+                          Contains("tanh_backward: dy has shape [3, 2]"));
+        CHECK_THROWS_WITH(b.activation_backward(Activation::gelu, x, x, y32),
+                          Contains("gelu_backward: dx has shape [3, 2], expected [2, 3]"));
+        CHECK_THROWS_WITH(b.activation_forward(Activation::none, x, y),
+                          Contains("Activation::none has no kernel"));
         CHECK_THROWS_WITH(b.softmax_forward(x, y32), Contains("softmax_forward: y has shape [3, 2]"));
         CHECK_THROWS_WITH(b.softmax_backward(x, x, y32),
                           Contains("softmax_backward: dx has shape [3, 2]"));
@@ -211,10 +216,11 @@ TEST_CASE("`triptych check --op NAME --shape ...` runs every dense-layer op and 
             CHECK(run_cli(arguments).status == 0);
         }
 
-    const Run bad_activation = run_cli("check --op dense_forward --shape 2,3,4,gelu");
+    const Run bad_activation = run_cli("check --op dense_forward --shape 2,3,4,swish");
     CHECK(bad_activation.status != 0);
     CHECK(one_line(bad_activation.stderr_text));
-    CHECK_THAT(bad_activation.stderr_text, Contains("unknown activation 'gelu'"));
+    CHECK_THAT(bad_activation.stderr_text,
+               Contains("unknown activation 'swish'") && Contains("gelu"));
 
     const Run bad_rank = run_cli("check --op softmax_cross_entropy --shape 12");
     CHECK(bad_rank.status != 0);

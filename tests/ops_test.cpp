@@ -43,8 +43,12 @@ TEST_CASE("every variant's ReLU forward and backward are exact, for any length",
     for (const std::string& variant : backend_names()) {
         const Backend& b = backend(variant);
         for (const Shape& s : shapes) {
-            require_pass(check::check_relu_forward(b, s, testing::seed()));
-            require_pass(check::check_relu_backward(b, s, testing::seed()));
+            for (check::Output out : {check::Output::separate, check::Output::in_place}) {
+                require_pass(check::check_activation_forward(b, Activation::relu, s, out,
+                                                             testing::seed()));
+                require_pass(check::check_activation_backward(b, Activation::relu, s, out,
+                                                              testing::seed()));
+            }
         }
     }
 }
@@ -78,5 +82,6 @@ TEST_CASE("an op that leaves its output unwritten fails the cross-check", "[relu
         DeviceKind device_kind() const override { return DeviceKind::Cpu; }
         std::string device() const override { return "test"; }
     } lazy;
-    CHECK_FALSE(check::check_relu_forward(lazy, Shape{100}, testing::seed()).comparison.passed);
+    CHECK_FALSE(check::check_activation_forward(lazy, Activation::relu, Shape{100},
+                                                check::Output::separate, testing::seed()).comparison.passed);
 }

@@ -21,6 +21,7 @@
 #include "common/nn/trainer.hpp"
 #include "common/registry.hpp"
 #include "cpu/naive/conv2d.hpp"
+#include "cpu/naive/activations.hpp"
 #include "cpu/naive/dense.hpp"
 #include "cpu/naive/losses.hpp"
 #include "cpu/naive/pool2d.hpp"
@@ -133,7 +134,7 @@ TEST_CASE(
     const auto loss = [&](const std::vector<std::vector<double>>& p) {
         std::vector<double> y(std::size_t(conv.y_shape().elements()));
         cpu_naive::conv2d_forward<double>(conv, x.data(), p[0].data(), p[1].data(), y.data());
-        cpu_naive::relu_forward<double>(std::int64_t(y.size()), y.data(), y.data());
+        cpu_naive::activation_forward<Relu>(std::int64_t(y.size()), y.data(), y.data());
         std::vector<double> pooled(std::size_t(pool.y_shape().elements())), argmax(pooled.size());
         cpu_naive::max_pool2d_forward<double>(pool, y.data(), pooled.data(), argmax.data());
         std::vector<double> h(std::size_t(conv.N * hidden)), logits(std::size_t(conv.N * classes));

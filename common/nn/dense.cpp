@@ -2,7 +2,6 @@
 
 #include <vector>
 
-
 namespace triptych::nn {
 
 Dense::Dense(const Backend& backend, std::int64_t in, std::int64_t out, Activation activation,
@@ -24,7 +23,12 @@ std::string Dense::name() const {
 const Tensor& Dense::forward(const Tensor& x) {
     x_ = x;
     ensure(y_, Shape{x.shape()[0], out_});
-    backend().dense_forward(x, W_.value, b_.value, activation_, y_);
+    if (backward_works_from_output(activation_)) {
+        backend().dense_forward(x, W_.value, b_.value, activation_, y_);
+    } else {
+        backend().dense_forward(x, W_.value, b_.value, Activation::none, ensure(z_, y_.shape()));
+        backend().activation_forward(activation_, z_, y_);
+    }
     return y_;
 }
 
@@ -33,8 +37,9 @@ const Tensor& Dense::backward(const Tensor& dy) {
     // dz = dy * act'(z); with no activation dz is dy itself.
     const Tensor* dz = &dy;
     if (activation_ != Activation::none) {
-        // z is not kept: ReLU's derivative is read from y (y > 0 exactly where z > 0).
-        activation_backward(backend(), activation_, y_, y_, dy, ensure(dz_, dy.shape()));
+        // ReLU's mask is read from y (y > 0 exactly where z > 0); sigmoid and tanh take y.
+        const Tensor& in = backward_works_from_output(activation_) ? y_ : z_;
+        backend().activation_backward(activation_, in, dy, ensure(dz_, dy.shape()));
         dz = &dz_;
     }
     // dW = dz^T x: (out, batch) x (batch, in).
@@ -55,44 +60,19 @@ ActivationLayer::ActivationLayer(const Backend& backend, Activation activation)
 
 const Tensor& ActivationLayer::forward(const Tensor& x) {
     x_ = x;
-    ensure(y_, x.shape());
-    switch (activation_) {
-        case Activation::none:
-            y_ = x;
-            break;
-        case Activation::relu:
-            backend().relu_forward(x, y_);
-            break;
-        case Activation::sigmoid:
-            backend().sigmoid_forward(x, y_);
-            break;
-        case Activation::tanh:
-            backend().tanh_forward(x, y_);
-            break;
+    if (activation_ == Activation::none) {
+        y_ = x;
+        return y_;
     }
+    backend().activation_forward(activation_, x, ensure(y_, x.shape()));
     return y_;
 }
 
 const Tensor& ActivationLayer::backward(const Tensor& dy) {
-    activation_backward(backend(), activation_, x_, y_, dy, ensure(dx_, dy.shape()));
-    return activation_ == Activation::none ? dy : dx_;
-}
-
-void activation_backward(const Backend& backend, Activation activation, const Tensor& x,
-                         const Tensor& y, const Tensor& dy, Tensor& dx) {
-    switch (activation) {
-        case Activation::none:
-            break;
-        case Activation::relu:
-            backend.relu_backward(x, dy, dx);
-            break;
-        case Activation::sigmoid:
-            backend.sigmoid_backward(y, dy, dx);
-            break;
-        case Activation::tanh:
-            backend.tanh_backward(y, dy, dx);
-            break;
-    }
+    if (activation_ == Activation::none) return dy;
+    const Tensor& in = backward_takes_output(activation_) ? y_ : x_;
+    backend().activation_backward(activation_, in, dy, ensure(dx_, dy.shape()));
+    return dx_;
 }
 
 }  // namespace triptych::nn

@@ -2,7 +2,9 @@
 //
 //   x is (batch, in), W is (out, in), b is (out), y is (batch, out).
 // Forward is one `dense_forward` call: on gpu_tiled and cpu_eigen_omp the bias and activation
-// run in the GEMM's epilogue. Backward, with dz = dy * act'(z) (act' read from the output y):
+// run in the GEMM's epilogue. Backward, with dz = dy * act'(z), act' read from the output y where
+// that is enough (ReLU, sigmoid, tanh); for GELU, whose slope needs z, the forward keeps z: it runs
+// dense_forward without the activation, then the activation on its own.
 //   dW = dz^T * x   a GEMM (out, batch) x (batch, in): A = dz transposed
 //   db = sum over the batch of dz   (bias_backward, a column sum)
 //   dx = dz * W     a GEMM (batch, out) x (out, in)
@@ -39,10 +41,12 @@ private:
     Parameter W_, b_;
     Tensor x_;   // the last input (kept for dW)
     Tensor y_;   // the last output (kept for act')
+    Tensor z_;   // x * W^T + b, kept where act' needs it (backward_works_from_output is false)
     Tensor dz_, dx_;
 };
 
-// Activation layers on their own: y = act(x), dx = dy * act'(x), act' read from y.
+// Activation layers on their own: y = act(x), dx = dy * act'(x), act' read from x or y, whichever the
+// activation's backward pass takes (common/activations.hpp).
 class ActivationLayer final : public Layer {
 public:
     ActivationLayer(const Backend& backend, Activation activation);
@@ -55,9 +59,5 @@ private:
     Tensor x_, y_, dx_;
 };
 
-// dx = dy * act'(.) for `activation`, from the forward's input x and output y (ReLU reads x,
-// sigmoid and tanh read y); for Activation::none, dx = dy.
-void activation_backward(const Backend& backend, Activation activation, const Tensor& x,
-                         const Tensor& y, const Tensor& dy, Tensor& dx);
 
 }  // namespace triptych::nn

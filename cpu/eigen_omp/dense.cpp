@@ -28,34 +28,25 @@ namespace {
 // The floats of Y one epilogue block holds: a fraction of L1, so bias and activation meet it there.
 constexpr std::int64_t block_floats = 2048;
 
-// y = act(y + b) on `rows` rows of `cols`, in place. bias_add and the activations, called here
-// from inside a parallel region, run on the calling thread (parallel.hpp).
-void bias_and_activation(Activation activation, std::int64_t rows, std::int64_t cols,
+// y = act(y + b) on `rows` rows of `cols`, in place; `activation` is this variant's own kernel of
+// the layer's activation (null for none). bias_add and the activations, called here from inside a
+// parallel region, run on the calling thread (parallel.hpp).
+void bias_and_activation(kernels::Map* activation, std::int64_t rows, std::int64_t cols,
                          const float* b, float* y) {
     bias_add(rows, cols, y, b, y);
-    const std::int64_t n = rows * cols;
-    switch (activation) {
-        case Activation::none:
-            break;
-        case Activation::relu:
-            relu_forward(n, y, y);
-            break;
-        case Activation::sigmoid:
-            sigmoid_forward(n, y, y);
-            break;
-        case Activation::tanh:
-            tanh_forward(n, y, y);
-            break;
-    }
+    if (activation != nullptr) activation(rows * cols, y, y);
 }
 
 void dense_forward(const DenseShape& s, const float* X, const float* W, const float* b, float* Y) {
     gemm(s.gemm(), X, W, Y);  // Y = X * W^T, (batch, out)
+    kernels::Map* const activation = s.activation == Activation::none
+                                         ? nullptr
+                                         : default_kernel("cpu_eigen_omp", forward_op(s.activation));
     const std::int64_t rows_per_block = std::max<std::int64_t>(1, block_floats / s.out);
     for_each_slice(s.batch, s.out, [&](std::int64_t begin, std::int64_t count) {
         for (std::int64_t row = begin; row < begin + count; row += rows_per_block) {
             const std::int64_t rows = std::min(rows_per_block, begin + count - row);
-            bias_and_activation(s.activation, rows, s.out, b, Y + row * s.out);
+            bias_and_activation(activation, rows, s.out, b, Y + row * s.out);
         }
     });
 }

@@ -1,7 +1,7 @@
 // cpu_eigen_omp: what a good CPU implementation looks like. Eigen for dense algebra (its products
 // call OpenBLAS's sgemm when built with TRIPTYCH_EIGEN_BLAS, the default; see lessons/02), OpenMP
 // for the loops Eigen does not parallelise (parallel.hpp: how the work is split). One op per file
-// (gemm.cpp, relu.cpp, bias.cpp, sigmoid.cpp, tanh.cpp, softmax.cpp, losses.cpp, reduce.cpp,
+// (gemm.cpp, relu.cpp, sigmoid.cpp, tanh.cpp, gelu.cpp, bias.cpp, softmax.cpp, losses.cpp, reduce.cpp,
 // dense.cpp, conv2d.cpp, pool2d.cpp, optimizer.cpp), each registering its kernels at its bottom
 // (common/kernels.hpp). Shapes and math as in the Backend methods of the same names
 // (common/backend.hpp).
@@ -22,11 +22,9 @@ void gemm(const GemmShape& s, const float* A, const float* B, float* C);
 // why); the backend calls it when it is made.
 void use_one_thread_pool();
 
-// The dense layer's epilogue (dense.cpp) runs these on blocks of its output.
+// The dense layer's epilogue (dense.cpp) runs it on blocks of its output, with the activation's
+// kernel of this variant (default_kernel, common/kernels.hpp).
 void bias_add(std::int64_t rows, std::int64_t cols, const float* x, const float* bias, float* y);
-void relu_forward(std::int64_t n, const float* x, float* y);
-void sigmoid_forward(std::int64_t n, const float* x, float* y);
-void tanh_forward(std::int64_t n, const float* x, float* y);
 
 // reduce.cpp (the losses, softmax's row sums and the convolutions' bias gradient run it).
 float sum(std::int64_t n, const float* x, Reduction mode);

@@ -9,6 +9,7 @@
 #include "cpu/eigen_omp/parallel.hpp"
 
 namespace triptych::cpu_eigen_omp {
+namespace {
 
 void relu_forward(std::int64_t n, const float* x, float* y) {
     for_each_slice(n, 1, [&](std::int64_t begin, std::int64_t count) {
@@ -17,8 +18,6 @@ void relu_forward(std::int64_t n, const float* x, float* y) {
         out = (in < 0.0f).select(0.0f, in);  // Relu::forward: NaN fails the test, stays NaN
     });
 }
-
-namespace {
 
 void relu_backward(std::int64_t n, const float* x, const float* dy, float* dx) {
     for_each_slice(n, 1, [&](std::int64_t begin, std::int64_t count) {

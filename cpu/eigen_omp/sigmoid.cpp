@@ -10,6 +10,7 @@
 #include "cpu/eigen_omp/parallel.hpp"
 
 namespace triptych::cpu_eigen_omp {
+namespace {
 
 void sigmoid_forward(std::int64_t n, const float* x, float* y) {
     for_each_slice(n, 1, [&](std::int64_t begin, std::int64_t count) {
@@ -18,8 +19,6 @@ void sigmoid_forward(std::int64_t n, const float* x, float* y) {
         out = 1.0f / (1.0f + (-in).exp());
     });
 }
-
-namespace {
 
 void sigmoid_backward(std::int64_t n, const float* y, const float* dy, float* dx) {
     for_each_slice(n, 1, [&](std::int64_t begin, std::int64_t count) {

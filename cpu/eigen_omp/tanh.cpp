@@ -9,6 +9,7 @@
 #include "cpu/eigen_omp/parallel.hpp"
 
 namespace triptych::cpu_eigen_omp {
+namespace {
 
 void tanh_forward(std::int64_t n, const float* x, float* y) {
     for_each_slice(n, 1, [&](std::int64_t begin, std::int64_t count) {
@@ -17,8 +18,6 @@ void tanh_forward(std::int64_t n, const float* x, float* y) {
         out = in.tanh();
     });
 }
-
-namespace {
 
 void tanh_backward(std::int64_t n, const float* y, const float* dy, float* dx) {
     for_each_slice(n, 1, [&](std::int64_t begin, std::int64_t count) {

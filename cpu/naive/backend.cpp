@@ -1,10 +1,11 @@
 // cpu_naive: the textbook loops, one thread, no library. The kernels are the templates of this
-// folder (one header per op: gemm.hpp, relu.hpp, bias.hpp, sigmoid.hpp, tanh.hpp, softmax.hpp,
+// folder (one header per op: gemm.hpp, activations.hpp, bias.hpp, softmax.hpp,
 // losses.hpp, reduce.hpp, dense.hpp, conv2d.hpp, pool2d.hpp, optimizer.hpp), instantiated for
 // float and registered at the bottom of each header; in double they are the reference that every
 // check compares against.
 #include "common/host_backend.hpp"
 #include "common/registry.hpp"
+#include "cpu/naive/activations.hpp"
 #include "cpu/naive/bias.hpp"
 #include "cpu/naive/conv2d.hpp"
 #include "cpu/naive/dense.hpp"
@@ -13,10 +14,7 @@
 #include "cpu/naive/optimizer.hpp"
 #include "cpu/naive/pool2d.hpp"
 #include "cpu/naive/reduce.hpp"
-#include "cpu/naive/relu.hpp"
-#include "cpu/naive/sigmoid.hpp"
 #include "cpu/naive/softmax.hpp"
-#include "cpu/naive/tanh.hpp"
 
 namespace triptych::cpu_naive {
 namespace {

@@ -2,38 +2,18 @@
 // DenseShape: X is (batch, in), W is (out, in), b is (out), Y is (batch, out)).
 //
 // cpu_naive does not fuse: this is the definition, and the reference for the fused kernels.
-// apply_activation is also how the reference applies a dense layer's activation.
+// apply_activation (activations.hpp) is also how the reference applies a dense layer's activation.
 #pragma once
 
 #include <cstdint>
 
 #include "common/kernels.hpp"
 #include "common/ops.hpp"
+#include "cpu/naive/activations.hpp"
 #include "cpu/naive/bias.hpp"
 #include "cpu/naive/gemm.hpp"
-#include "cpu/naive/relu.hpp"
-#include "cpu/naive/sigmoid.hpp"
-#include "cpu/naive/tanh.hpp"
 
 namespace triptych::cpu_naive {
-
-// y = act(y), in place, over n elements.
-template <typename T>
-void apply_activation(Activation activation, std::int64_t n, T* y) {
-    switch (activation) {
-        case Activation::none:
-            break;
-        case Activation::relu:
-            relu_forward(n, y, y);
-            break;
-        case Activation::sigmoid:
-            sigmoid_forward(n, y, y);
-            break;
-        case Activation::tanh:
-            tanh_forward(n, y, y);
-            break;
-    }
-}
 
 template <typename T>
 void dense_forward(const DenseShape& s, const T* X, const T* W, const T* b, T* Y) {

@@ -1,4 +1,4 @@
-// What gpu_naive's one-thread-per-element kernels share (relu.cu, sigmoid.cu, tanh.cu, bias.cu,
+// What gpu_naive's one-thread-per-element kernels share (activations.cu, bias.cu,
 // reduce.cu, losses.cu): the thread's element index and the grid that gives every element a thread.
 // For .cu files of gpu/naive only: it holds device code.
 #pragma once

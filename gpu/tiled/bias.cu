@@ -3,8 +3,8 @@
 //   bias_backward: dbias[j] = sum_i dy[i, j];    dy is (rows, cols), dbias is (cols).
 //
 // version 2 (version 1 is gpu/naive/bias.cu):
-//   bias_add_kernel: float4 loads in a grid-stride loop, as every elementwise kernel (relu.cu says
-//     why no tiling helps); the bias is tiny and stays in cache, so x and y are the traffic.
+//   bias_add_kernel: float4 loads in a grid-stride loop, as every elementwise kernel (activations.cu
+//     says why no tiling helps); the bias is tiny and stays in cache, so x and y are the traffic.
 //   bias_backward_kernel: a block of 32 x 32 threads per 32 columns. A warp reads 32 consecutive
 //     columns of one row (coalesced); 32 warps cover 32 rows at a time, then the 32 partial sums of
 //     each column are added through shared memory and warp shuffles. Version 1 gives each column

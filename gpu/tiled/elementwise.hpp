@@ -1,5 +1,5 @@
-// What gpu_tiled's elementwise kernels share (relu.cu, sigmoid.cu, tanh.cu, bias.cu, and the sum
-// and MSE kernels, which stream their input the same way):
+// What gpu_tiled's elementwise kernels share (activations.cu, bias.cu, and the sum and MSE
+// kernels, which stream their input the same way):
 //   - for_each_float4: a grid-stride loop over n floats that uses 16-byte (float4) accesses for all
 //     but a few edge elements, correct for any n and any pointer alignment;
 //   - scalar_head / elementwise_grid: the host side of that loop (alignment split, grid size);

@@ -28,6 +28,7 @@
 // applies the activation to its block in registers before the one store (BiasActivationEpilogue).
 #include "gpu/runtime/cuda.hpp"
 
+#include "common/activations.hpp"
 #include "common/kernels.hpp"
 #include "gpu/tiled/gemm.hpp"
 #include "gpu/tiled/ops.hpp"
@@ -120,16 +121,8 @@ void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
 }
 
 void dense_forward(const DenseShape& d, const float* X, const float* W, const float* b, float* Y) {
-    switch (d.activation) {
-        case Activation::none:
-            return launch_dense<Activation::none>(d, X, W, b, Y);
-        case Activation::relu:
-            return launch_dense<Activation::relu>(d, X, W, b, Y);
-        case Activation::sigmoid:
-            return launch_dense<Activation::sigmoid>(d, X, W, b, Y);
-        case Activation::tanh:
-            return launch_dense<Activation::tanh>(d, X, W, b, Y);
-    }
+    with_activation(d.activation,
+                    [&](auto act) { launch_dense<decltype(act)::kind>(d, X, W, b, Y); });
 }
 
 [[maybe_unused]] const bool registered =

@@ -21,13 +21,13 @@ namespace {
 // gpu_naive's bounds check and gpu_tiled's scalar tail both have work to do.
 const Shape shape{999, 1001};
 
-// The launch of gpu/naive/relu.cu: blocks of elementwise_threads = 256 (gpu/naive/elementwise.hpp),
+// The launch of gpu/naive/activations.cu: blocks of elementwise_threads = 256 (gpu/naive/elementwise.hpp),
 // one thread per element.
 void print_naive_launch(std::int64_t n) {
     constexpr std::int64_t block = 256;
     const std::int64_t grid = ceil_div(n, block);
     std::printf(
-        "gpu_naive launches one thread per element (gpu/naive/relu.cu):\n"
+        "gpu_naive launches one thread per element (gpu/naive/activations.cu):\n"
         "  block = %lld threads, grid = ceil(%lld / %lld) = %lld blocks\n"
         "  %lld x %lld = %lld threads; thread i = blockIdx.x * blockDim.x + threadIdx.x\n"
         "  handles element i, and the last %lld threads (i >= %lld) fail `if (i < n)`.\n\n",
@@ -53,8 +53,10 @@ int main(int argc, char** argv) {
                 const Backend& b = backend(name);
                 try {
                     const check::CaseResult r = lessons::run_check(b, [&] {
-                        return forward ? check::check_relu_forward(b, shape, seed)
-                                       : check::check_relu_backward(b, shape, seed);
+                        return forward ? check::check_activation_forward(
+                                             b, Activation::relu, shape, check::Output::separate, seed)
+                                       : check::check_activation_backward(
+                                             b, Activation::relu, shape, check::Output::separate, seed);
                     });
                     std::printf("%-14s %-14s %-28s %11s  %s\n", op, name.c_str(), r.device.c_str(),
                                 lessons::time_text(r.seconds, b.device_kind()).c_str(),

@@ -16,6 +16,7 @@
 #include "common/nn/dense.hpp"
 #include "common/registry.hpp"
 #include "common/timer.hpp"
+#include "cpu/naive/activations.hpp"
 #include "cpu/naive/dense.hpp"
 #include "lessons/lesson.hpp"
 
@@ -63,7 +64,7 @@ Float64Layer evaluate(const DenseShape& s, const std::vector<double>& x,
                    std::vector<double>(s.out * s.in), std::vector<double>(s.out)};
     cpu_naive::dense_forward(s, x.data(), W.data(), b.data(), r.y.data());
     std::vector<double> dz(dy.size());  // dz = dy * relu'(z), relu'(z) = [y > 0]
-    cpu_naive::relu_backward<double>(s.batch * s.out, layer_y.data(), dy.data(), dz.data());
+    cpu_naive::activation_backward<Relu>(s.batch * s.out, layer_y.data(), dy.data(), dz.data());
     // dW = dz^T x and dx = dz W: the same GemmShapes as Dense::backward.
     cpu_naive::gemm<double>(dW_gemm(s), dz.data(), x.data(), r.dW.data());
     cpu_naive::bias_backward<double>(s.batch, s.out, dz.data(), r.db.data());
