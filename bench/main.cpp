@@ -116,12 +116,12 @@ std::string version_ladders() {
             for (const KernelVersion& v : versions)
                 list += (list.empty() ? "" : ", ") + std::string("[") + std::to_string(v.number) +
                         ", \"" + v.name + "\", " + (v.is_default ? "true" : "false") + "]";
-            variants_json += (variants_json.empty() ? "" : ", ") + ("\"" + name + "\": [") + list +
-                             "]";
+            variants_json +=
+                (variants_json.empty() ? "" : ", ") + ("\"" + name + "\": [") + list + "]";
         }
         if (several)
-            ops_json += (ops_json.empty() ? "" : ", ") + ("\"" + std::string(op_name(op)) + "\": {") +
-                        variants_json + "}";
+            ops_json += (ops_json.empty() ? "" : ", ") +
+                        ("\"" + std::string(op_name(op)) + "\": {") + variants_json + "}";
     }
     return "{" + ops_json + "}";
 }

@@ -94,8 +94,8 @@ void describe_rows(const std::string& op, const std::string& counter, const std:
 std::string described_rows_json() {
     std::string out;
     for (const Described& d : described())
-        out += (out.empty() ? "" : ", ") + json_string(d.op) + ": {\"counter\": " +
-               json_string(d.counter) + ", \"work\": " + json_string(d.work) +
+        out += (out.empty() ? "" : ", ") + json_string(d.op) +
+               ": {\"counter\": " + json_string(d.counter) + ", \"work\": " + json_string(d.work) +
                ", \"table\": " + json_string(d.table) + "}";
     return "{" + out + "}";
 }

@@ -132,8 +132,8 @@ ActivationCheck facts(Activation activation) {
                     2 * unit_roundoff,
                     [](double x, double y) {
                         const GeluParts g = gelu_parts(x);
-                        return std::abs(x / 2) * (5 * (1 - g.t * g.t) * std::abs(g.u) +
-                                                  4 * std::abs(g.t)) +
+                        return std::abs(x / 2) *
+                                   (5 * (1 - g.t * g.t) * std::abs(g.u) + 4 * std::abs(g.t)) +
                                2 * std::abs(y);
                     },
                     "2u(|x/2|(5(1-t^2)|u|+4|t|)+2|y|)",
@@ -141,13 +141,13 @@ ActivationCheck facts(Activation activation) {
                     [](double x, double dy) {
                         const GeluParts g = gelu_parts(x);
                         const double e_t = 5 * (1 - g.t * g.t) * std::abs(g.u) + 4 * std::abs(g.t);
-                        const double m = std::abs(x / 2) * Gelu::sqrt_2_over_pi *
-                                         (1 + 3 * Gelu::cubic * x * x);
+                        const double m =
+                            std::abs(x / 2) * Gelu::sqrt_2_over_pi * (1 + 3 * Gelu::cubic * x * x);
                         const double q = m * (1 - g.t * g.t);
                         const double d = (1 + g.t) / 2 + (x < 0 ? -q : q);
-                        return std::abs(dy) * ((e_t + std::abs(1 + g.t)) / 2 +
-                                               m * (2 * std::abs(g.t) * e_t + 1) + 5 * q +
-                                               2 * std::abs(d));
+                        return std::abs(dy) *
+                               ((e_t + std::abs(1 + g.t)) / 2 + m * (2 * std::abs(g.t) * e_t + 1) +
+                                5 * q + 2 * std::abs(d));
                     },
                     "2u|dy|(...) (see activations.cpp)",
                     smallest_normal,
@@ -181,8 +181,8 @@ void reference_forward(Activation activation, const std::vector<double>& x,
 void reference_backward(Activation activation, const std::vector<double>& in,
                         const std::vector<double>& dy, std::vector<double>& dx) {
     with_activation(activation, [&](auto act) {
-        cpu_naive::activation_backward<decltype(act)>(std::int64_t(in.size()), in.data(),
-                                                      dy.data(), dx.data());
+        cpu_naive::activation_backward<decltype(act)>(std::int64_t(in.size()), in.data(), dy.data(),
+                                                      dx.data());
     });
 }
 
@@ -273,24 +273,30 @@ CheckRun every_output(Activation activation, bool backward) {
 BenchRows stream_rows(Activation activation, bool backward) {
     const std::string op = to_string(activation) + (backward ? "_backward" : "_forward");
     const Op kernel = backward ? backward_op(activation).op : forward_op(activation).op;
-    return {op, "bytes", backward ? "12n" : "8n", "memory",
+    return {op,
+            "bytes",
+            backward ? "12n" : "8n",
+            "memory",
             [activation, backward](const BenchContext& c) {
                 std::vector<BenchCase> cases;
                 for (std::int64_t n : stream_sizes(c.kind, c.quick))
-                    cases.push_back(
-                        {std::to_string(n), (backward ? 12.0 : 8.0) * double(n), {},
-                         [activation, backward, n](const Backend& b) {
-                             const Tensor in = b.upload(Shape{n}, bench_values(n));
-                             const Tensor dy = b.upload(Shape{n}, bench_values(n));
-                             Tensor out = b.allocate(Shape{n});
-                             return Workload{[&b, activation, backward, in, dy, out]() mutable {
+                    cases.push_back({std::to_string(n),
+                                     (backward ? 12.0 : 8.0) * double(n),
+                                     {},
+                                     [activation, backward, n](const Backend& b) {
+                                         const Tensor in = b.upload(Shape{n}, bench_values(n));
+                                         const Tensor dy = b.upload(Shape{n}, bench_values(n));
+                                         Tensor out = b.allocate(Shape{n});
+                                         return Workload{
+                                             [&b, activation, backward, in, dy, out]() mutable {
                                                  if (backward)
                                                      b.activation_backward(activation, in, dy, out);
                                                  else
                                                      b.activation_forward(activation, in, out);
                                              },
-                                             out, {}};
-                         }});
+                                             out,
+                                             {}};
+                                     }});
                 return cases;
             },
             {kernel}};
@@ -306,8 +312,11 @@ std::vector<OpDescription> activation_descriptions() {
     for (Activation a : all_activations)
         for (bool backward : {false, true}) {
             const auto key = backward ? backward_op(a).op : forward_op(a).op;
-            descriptions.push_back({std::string(op_name(key)), dims, shapes,
-                                    every_output(a, backward), {key},
+            descriptions.push_back({std::string(op_name(key)),
+                                    dims,
+                                    shapes,
+                                    every_output(a, backward),
+                                    {key},
                                     {stream_rows(a, backward)}});
         }
     return descriptions;

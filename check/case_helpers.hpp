@@ -1,7 +1,7 @@
 // What every check in this folder shares (crosscheck.cpp: gemm and the dense-layer ops;
-// activations.cpp: the activations; conv_checks.cpp: convolution and pooling): the float32 rounding constants the tolerances are
-// written in, random inputs, a timer around one op, and the start of a CaseResult. Internal to
-// check/; users of the cross-check include check/crosscheck.hpp.
+// activations.cpp: the activations; conv_checks.cpp: convolution and pooling): the float32 rounding
+// constants the tolerances are written in, random inputs, a timer around one op, and the start of a
+// CaseResult. Internal to check/; users of the cross-check include check/crosscheck.hpp.
 #pragma once
 
 #include <cmath>
@@ -24,9 +24,7 @@ inline constexpr double unit_roundoff = 0x1p-24;  // u: float32's relative round
 // variant flushes them to zero, so ops whose outputs can underflow get it as an absolute floor.
 inline constexpr double smallest_normal = 0x1p-126;
 
-inline std::vector<double> widen(const std::vector<float>& v) {
-    return {v.begin(), v.end()};
-}
+inline std::vector<double> widen(const std::vector<float>& v) { return {v.begin(), v.end()}; }
 
 inline std::vector<double> absolute(std::vector<double> v) {
     for (double& x : v) x = std::abs(x);
@@ -56,7 +54,8 @@ double timed(const Backend& backend, Op op) {
 }
 
 // NaN, +inf and -inf, in turn, in place of every 7th value from index 3: the inputs of the checks
-// of each op's rule for non-finite numbers (Values::non_finite; common/backend.hpp states the rules).
+// of each op's rule for non-finite numbers (Values::non_finite; common/backend.hpp states the
+// rules).
 inline void plant_non_finite(std::vector<float>& values) {
     constexpr float special[] = {std::numeric_limits<float>::quiet_NaN(),
                                  std::numeric_limits<float>::infinity(),
@@ -67,8 +66,8 @@ inline void plant_non_finite(std::vector<float>& values) {
 // The output of a non-finite case: a fresh tensor filled with a finite marker instead of NaN, so
 // that an element whose reference is NaN still fails when nobody writes it.
 inline Tensor marked_output(const Backend& backend, const Shape& shape) {
-    return backend.upload(shape, std::vector<float>(static_cast<std::size_t>(shape.elements()),
-                                                    -12345.0f));
+    return backend.upload(
+        shape, std::vector<float>(static_cast<std::size_t>(shape.elements()), -12345.0f));
 }
 
 // A separate output: NaN everywhere (allocate), or the finite marker of a non-finite case.
@@ -93,9 +92,10 @@ inline CaseResult result_for(const Backend& backend, std::string op, std::string
     return r;
 }
 
-// For the dense layer's check, from the activations' (activations.cpp): the bound of an activation's
-// own rounding at input x and output y (|out - ref| <= it + 2^-126; 0 for none and ReLU, which are
-// exact), and the largest |act'| anywhere, which an error in the input is multiplied by at most.
+// For the dense layer's check, from the activations' (activations.cpp): the bound of an
+// activation's own rounding at input x and output y (|out - ref| <= it + 2^-126; 0 for none and
+// ReLU, which are exact), and the largest |act'| anywhere, which an error in the input is
+// multiplied by at most.
 double activation_forward_bound(Activation activation, double x, double y);
 double activation_max_slope(Activation activation);
 

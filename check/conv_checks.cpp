@@ -514,8 +514,17 @@ struct NamedConv {
 // Conv2dShape from (N, C, H, W, K, R = S, stride, pad): square filters, strides and padding.
 Conv2dShape square(std::int64_t N, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t K,
                    std::int64_t R, std::int64_t stride, std::int64_t pad) {
-    return Conv2dShape{.N = N, .C = C, .H = H, .W = W, .K = K, .R = R, .S = R,
-                       .stride_h = stride, .stride_w = stride, .pad_h = pad, .pad_w = pad};
+    return Conv2dShape{.N = N,
+                       .C = C,
+                       .H = H,
+                       .W = W,
+                       .K = K,
+                       .R = R,
+                       .S = R,
+                       .stride_h = stride,
+                       .stride_w = stride,
+                       .pad_h = pad,
+                       .pad_w = pad};
 }
 
 // The named shapes (N, C, H, W, K, R x S, stride, pad):
@@ -544,9 +553,9 @@ std::vector<NamedConv> sweep_shapes(const BenchContext& c) {
     const std::int64_t largest = c.quick ? 7 : 15;
     std::vector<NamedConv> shapes;
     for (std::int64_t R = 3; R <= largest; R += 2)
-        shapes.push_back({"sweep_r" + std::to_string(R),
-                          c.quick ? square(1, 2, 16, 16, 2, R, 1, R / 2)
-                                  : square(8, 16, 64, 64, 16, R, 1, R / 2)});
+        shapes.push_back(
+            {"sweep_r" + std::to_string(R), c.quick ? square(1, 2, 16, 16, 2, R, 1, R / 2)
+                                                    : square(8, 16, 64, 64, 16, R, 1, R / 2)});
     return shapes;
 }
 
@@ -574,22 +583,27 @@ std::function<std::vector<BenchCase>(const BenchContext&)> conv_rows(ConvAlgorit
         for (const NamedConv& n : shapes) {
             const Conv2dShape s = n.shape;
             cases.push_back(
-                {n.name, (backward ? 3.0 : 1.0) * s.flops(), {}, [s, algorithm, backward](const Backend& b) {
-                     const Tensor x = bench_tensor(b, s.x_shape()), w = bench_tensor(b, s.w_shape());
+                {n.name,
+                 (backward ? 3.0 : 1.0) * s.flops(),
+                 {},
+                 [s, algorithm, backward](const Backend& b) {
+                     const Tensor x = bench_tensor(b, s.x_shape()),
+                                  w = bench_tensor(b, s.w_shape());
                      const Tensor bias = bench_tensor(b, s.b_shape());
                      const Tensor dy = bench_tensor(b, s.y_shape());
                      Tensor y = b.allocate(s.y_shape()), dx = b.allocate(s.x_shape());
                      Tensor dw = b.allocate(s.w_shape()), db = b.allocate(s.b_shape());
                      // dx is checked after the warm-up: the output a strided layer is likeliest to
                      // leave unwritten (inputs that no window reads still get a 0).
-                     return Workload{[&b, s, algorithm, backward, x, w, bias, dy, y, dx, dw,
-                                      db]() mutable {
-                                         b.conv2d_forward(s, algorithm, x, w, bias, y);
-                                         if (!backward) return;
-                                         b.conv2d_backward_data(s, algorithm, dy, w, dx);
-                                         b.conv2d_backward_weights(s, algorithm, x, dy, dw, db);
-                                     },
-                                     backward ? dx : y, {}};
+                     return Workload{
+                         [&b, s, algorithm, backward, x, w, bias, dy, y, dx, dw, db]() mutable {
+                             b.conv2d_forward(s, algorithm, x, w, bias, y);
+                             if (!backward) return;
+                             b.conv2d_backward_data(s, algorithm, dy, w, dx);
+                             b.conv2d_backward_weights(s, algorithm, x, dy, dw, db);
+                         },
+                         backward ? dx : y,
+                         {}};
                  }});
         }
         return cases;
@@ -630,8 +644,8 @@ std::function<std::vector<BenchCase>(const BenchContext&)> pool_rows(
             const Pool2dShape s = p.shape();
             const double work = 4.0 * (x_floats * double(s.x_shape().elements()) +
                                        y_floats * double(s.y_shape().elements()));
-            cases.push_back({p.str(), work, {},
-                             [prepare, s](const Backend& b) { return prepare(b, s); }});
+            cases.push_back(
+                {p.str(), work, {}, [prepare, s](const Backend& b) { return prepare(b, s); }});
         }
         return cases;
     };
@@ -648,7 +662,8 @@ Workload max_pool_backward_workload(const Backend& b, const Pool2dShape& s) {
     Tensor y = b.allocate(s.y_shape()), argmax = b.allocate(s.y_shape());
     b.max_pool2d_forward(s, x, y, argmax);  // real argmax indices, as training passes them
     Tensor dx = b.allocate(s.x_shape());
-    return {[&b, s, dy, argmax, dx]() mutable { b.max_pool2d_backward(s, dy, argmax, dx); }, dx, {}};
+    return {
+        [&b, s, dy, argmax, dx]() mutable { b.max_pool2d_backward(s, dy, argmax, dx); }, dx, {}};
 }
 
 Workload avg_pool_forward_workload(const Backend& b, const Pool2dShape& s) {
@@ -668,8 +683,12 @@ std::vector<BenchRows> conv_bench_rows() {
                                         Op::conv2d_backward_weights};
     std::vector<BenchRows> rows;
     for (ConvAlgorithm a : {ConvAlgorithm::direct, ConvAlgorithm::im2col, ConvAlgorithm::fft}) {
-        rows.push_back({"conv2d_forward_" + to_string(a), "flops", "2·N·K·P·Q·C·R·S", "conv",
-                        conv_rows(a, false), {Op::conv2d_forward}});
+        rows.push_back({"conv2d_forward_" + to_string(a),
+                        "flops",
+                        "2·N·K·P·Q·C·R·S",
+                        "conv",
+                        conv_rows(a, false),
+                        {Op::conv2d_forward}});
         rows.push_back({"conv2d_forward_backward_" + to_string(a), "flops", "3 · 2·N·K·P·Q·C·R·S",
                         "conv", conv_rows(a, true), all_passes});
     }
@@ -694,10 +713,9 @@ std::vector<OpDescription> conv_and_pool_descriptions() {
     const std::string pool_syntax =
         "N,C,H,W,WINDOW,STRIDE[,PAD] or N,C,H,W,WINDOW_H,WINDOW_W,STRIDE_H,STRIDE_W,PAD_H,PAD_W";
     const std::vector<std::string> pools = {
-        "1,1,1,1,1,1",          "7,3,28,28,2,2",       "64,6,28,28,2,2",
-        "3,2,9,11,2,2",         "2,5,17,19,3,2",       "2,3,15,13,3,2,1",
-        "1,4,9,23,2,3,1,3,1,1", "3,2,33,7,5,4,3,2,2,2", "2,3,7,5,7,5,1,1,0,0",
-        "1,1,13,11,3,3"};
+        "1,1,1,1,1,1",         "7,3,28,28,2,2",   "64,6,28,28,2,2",       "3,2,9,11,2,2",
+        "2,5,17,19,3,2",       "2,3,15,13,3,2,1", "1,4,9,23,2,3,1,3,1,1", "3,2,33,7,5,4,3,2,2,2",
+        "2,3,7,5,7,5,1,1,0,0", "1,1,13,11,3,3"};
     return {
         {"conv2d",
          "N,C,H,W,K,R,S[,STRIDE,PAD] or N,C,H,W,K,R,S,STRIDE_H,STRIDE_W,PAD_H,PAD_W",
@@ -708,19 +726,40 @@ std::vector<OpDescription> conv_and_pool_descriptions() {
          run_conv2d,
          {Op::conv2d_forward, Op::conv2d_backward_data, Op::conv2d_backward_weights},
          conv_bench_rows()},
-        {"max_pool2d", pool_syntax, pools, run_max_pool2d,
+        {"max_pool2d",
+         pool_syntax,
+         pools,
+         run_max_pool2d,
          {Op::max_pool2d_forward, Op::max_pool2d_backward},
-         {{"max_pool2d_forward", "bytes", "4·(NCHW + 2·NCPQ)", "pool",
-           pool_rows(1, 2, max_pool_forward_workload), {Op::max_pool2d_forward}},
-          {"max_pool2d_backward", "bytes", "4·(2·NCPQ + NCHW)", "pool",
+         {{"max_pool2d_forward",
+           "bytes",
+           "4·(NCHW + 2·NCPQ)",
+           "pool",
+           pool_rows(1, 2, max_pool_forward_workload),
+           {Op::max_pool2d_forward}},
+          {"max_pool2d_backward",
+           "bytes",
+           "4·(2·NCPQ + NCHW)",
+           "pool",
            pool_rows(1, 2, max_pool_backward_workload),
            {Op::max_pool2d_forward, Op::max_pool2d_backward}}}},
-        {"avg_pool2d", pool_syntax, pools, run_avg_pool2d,
+        {"avg_pool2d",
+         pool_syntax,
+         pools,
+         run_avg_pool2d,
          {Op::avg_pool2d_forward, Op::avg_pool2d_backward},
-         {{"avg_pool2d_forward", "bytes", "4·(NCHW + NCPQ)", "pool",
-           pool_rows(1, 1, avg_pool_forward_workload), {Op::avg_pool2d_forward}},
-          {"avg_pool2d_backward", "bytes", "4·(NCPQ + NCHW)", "pool",
-           pool_rows(1, 1, avg_pool_backward_workload), {Op::avg_pool2d_backward}}}},
+         {{"avg_pool2d_forward",
+           "bytes",
+           "4·(NCHW + NCPQ)",
+           "pool",
+           pool_rows(1, 1, avg_pool_forward_workload),
+           {Op::avg_pool2d_forward}},
+          {"avg_pool2d_backward",
+           "bytes",
+           "4·(NCPQ + NCHW)",
+           "pool",
+           pool_rows(1, 1, avg_pool_backward_workload),
+           {Op::avg_pool2d_backward}}}},
     };
 }
 

@@ -68,8 +68,8 @@ CaseResult check_gemm(const Backend& backend, const GemmShape& s, std::uint64_t 
     // beta == 0: C stays NaN, so reading it (instead of ignoring it) fails the check.
     Tensor C = s.beta == 0 ? backend.allocate(s.c_shape()) : backend.upload(s.c_shape(), c);
 
-    CaseResult r = result_for(backend, "gemm",
-                              s.str() + format(" a=%g", s.alpha) + format(" b=%g", s.beta));
+    CaseResult r =
+        result_for(backend, "gemm", s.str() + format(" a=%g", s.alpha) + format(" b=%g", s.beta));
     r.seconds = timed(backend, [&] { backend.gemm(s, A, B, C); });
     const double rtol = 2.0 * double(s.K + 2) * unit_roundoff;
     r.tolerance = format("%.2g * sum|a*b|", rtol);
@@ -548,9 +548,10 @@ std::vector<CaseResult> run_gemm(const Backend& backend, const std::string& text
         bool trans_a, trans_b;
         float alpha, beta;
     };
-    const Variant variants[] = {
-        {false, false, 1.0f, 0.0f}, {false, true, 1.5f, 0.0f},
-        {true, false, 1.0f, 0.5f}, {true, true, -0.75f, 1.25f}};
+    const Variant variants[] = {{false, false, 1.0f, 0.0f},
+                                {false, true, 1.5f, 0.0f},
+                                {true, false, 1.0f, 0.5f},
+                                {true, true, -0.75f, 1.25f}};
     std::vector<CaseResult> results;
     for (const Variant& v : variants) {
         GemmShape s{sizes[0], sizes[1], sizes[2], v.trans_a, v.trans_b, v.alpha, v.beta};
@@ -709,7 +710,7 @@ std::vector<BenchCase> gemm_cases(const BenchContext& c) {
             sizes = powers_of_two(64, c.quick ? 64 : 128);
             break;
         case DeviceKind::Cpu:
-            sizes = powers_of_two(64, c.quick                               ? 256
+            sizes = powers_of_two(64, c.quick                              ? 256
                                       : c.backend.variant() == "cpu_naive" ? 512
                                                                            : 2048);
             break;
@@ -718,13 +719,13 @@ std::vector<BenchCase> gemm_cases(const BenchContext& c) {
     for (std::int64_t n : sizes) {
         const GemmShape shape{.M = n, .N = n, .K = n};
         const std::string size = std::to_string(n);
-        cases.push_back({size + "x" + size + "x" + size, shape.flops(), {}, [shape](const Backend& b) {
-                             const Tensor A = bench_tensor(b, shape.a_shape());
-                             const Tensor B = bench_tensor(b, shape.b_shape());
-                             Tensor C = b.allocate(shape.c_shape());
-                             return Workload{[&b, shape, A, B, C]() mutable { b.gemm(shape, A, B, C); },
-                                             C, {}};
-                         }});
+        cases.push_back(
+            {size + "x" + size + "x" + size, shape.flops(), {}, [shape](const Backend& b) {
+                 const Tensor A = bench_tensor(b, shape.a_shape());
+                 const Tensor B = bench_tensor(b, shape.b_shape());
+                 Tensor C = b.allocate(shape.c_shape());
+                 return Workload{[&b, shape, A, B, C]() mutable { b.gemm(shape, A, B, C); }, C, {}};
+             }});
     }
     return cases;
 }
@@ -737,14 +738,16 @@ std::vector<BenchCase> bias_add_cases(const BenchContext& c) {
     std::vector<BenchCase> cases;
     for (std::int64_t n : stream_sizes(c.kind, c.quick)) {
         const std::int64_t rows = n / bias_cols;
-        cases.push_back({RowsCols{rows, bias_cols}.str(), 4.0 * (2.0 * double(n) + double(bias_cols)),
-                         {}, [rows](const Backend& b) {
-                             const Tensor x = bench_tensor(b, Shape{rows, bias_cols});
-                             const Tensor bias = bench_tensor(b, Shape{bias_cols});
-                             Tensor y = b.allocate(Shape{rows, bias_cols});
-                             return Workload{[&b, x, bias, y]() mutable { b.bias_add(x, bias, y); }, y,
-                                             {}};
-                         }});
+        cases.push_back(
+            {RowsCols{rows, bias_cols}.str(),
+             4.0 * (2.0 * double(n) + double(bias_cols)),
+             {},
+             [rows](const Backend& b) {
+                 const Tensor x = bench_tensor(b, Shape{rows, bias_cols});
+                 const Tensor bias = bench_tensor(b, Shape{bias_cols});
+                 Tensor y = b.allocate(Shape{rows, bias_cols});
+                 return Workload{[&b, x, bias, y]() mutable { b.bias_add(x, bias, y); }, y, {}};
+             }});
     }
     return cases;
 }
@@ -753,13 +756,16 @@ std::vector<BenchCase> bias_backward_cases(const BenchContext& c) {
     std::vector<BenchCase> cases;
     for (std::int64_t n : stream_sizes(c.kind, c.quick)) {
         const std::int64_t rows = n / bias_cols;
-        cases.push_back({RowsCols{rows, bias_cols}.str(), 4.0 * (double(n) + double(bias_cols)), {},
-                         [rows](const Backend& b) {
-                             const Tensor dy = bench_tensor(b, Shape{rows, bias_cols});
-                             Tensor dbias = b.allocate(Shape{bias_cols});
-                             return Workload{[&b, dy, dbias]() mutable { b.bias_backward(dy, dbias); },
-                                             dbias, {}};
-                         }});
+        cases.push_back(
+            {RowsCols{rows, bias_cols}.str(),
+             4.0 * (double(n) + double(bias_cols)),
+             {},
+             [rows](const Backend& b) {
+                 const Tensor dy = bench_tensor(b, Shape{rows, bias_cols});
+                 Tensor dbias = b.allocate(Shape{bias_cols});
+                 return Workload{
+                     [&b, dy, dbias]() mutable { b.bias_backward(dy, dbias); }, dbias, {}};
+             }});
     }
     return cases;
 }
@@ -768,37 +774,39 @@ std::vector<BenchCase> bias_backward_cases(const BenchContext& c) {
 std::vector<BenchCase> softmax_forward_cases(const BenchContext& c) {
     std::vector<BenchCase> cases;
     for (const RowsCols m : row_shapes(c.kind, c.quick))
-        cases.push_back({m.str(), 8.0 * double(m.rows * m.cols), {}, [m](const Backend& b) {
-                             const Tensor x = bench_tensor(b, Shape{m.rows, m.cols});
-                             Tensor y = b.allocate(Shape{m.rows, m.cols});
-                             return Workload{[&b, x, y]() mutable { b.softmax_forward(x, y); }, y, {}};
-                         }});
+        cases.push_back(
+            {m.str(), 8.0 * double(m.rows * m.cols), {}, [m](const Backend& b) {
+                 const Tensor x = bench_tensor(b, Shape{m.rows, m.cols});
+                 Tensor y = b.allocate(Shape{m.rows, m.cols});
+                 return Workload{[&b, x, y]() mutable { b.softmax_forward(x, y); }, y, {}};
+             }});
     return cases;
 }
 
 std::vector<BenchCase> softmax_backward_cases(const BenchContext& c) {
     std::vector<BenchCase> cases;
     for (const RowsCols m : row_shapes(c.kind, c.quick))
-        cases.push_back({m.str(), 12.0 * double(m.rows * m.cols), {}, [m](const Backend& b) {
-                             const Tensor y = bench_tensor(b, Shape{m.rows, m.cols});
-                             const Tensor dy = bench_tensor(b, Shape{m.rows, m.cols});
-                             Tensor dx = b.allocate(Shape{m.rows, m.cols});
-                             return Workload{[&b, y, dy, dx]() mutable { b.softmax_backward(y, dy, dx); },
-                                             dx, {}};
-                         }});
+        cases.push_back(
+            {m.str(), 12.0 * double(m.rows * m.cols), {}, [m](const Backend& b) {
+                 const Tensor y = bench_tensor(b, Shape{m.rows, m.cols});
+                 const Tensor dy = bench_tensor(b, Shape{m.rows, m.cols});
+                 Tensor dx = b.allocate(Shape{m.rows, m.cols});
+                 return Workload{
+                     [&b, y, dy, dx]() mutable { b.softmax_backward(y, dy, dx); }, dx, {}};
+             }});
     return cases;
 }
 
 std::vector<BenchCase> mse_loss_cases(const BenchContext& c) {
     std::vector<BenchCase> cases;
     for (std::int64_t n : stream_sizes(c.kind, c.quick))
-        cases.push_back({std::to_string(n), 12.0 * double(n), {}, [n](const Backend& b) {
-                             const Tensor p = bench_tensor(b, Shape{n});
-                             const Tensor t = bench_tensor(b, Shape{n});
-                             Tensor grad = b.allocate(Shape{n});
-                             return Workload{[&b, p, t, grad]() mutable { b.mse_loss(p, t, grad); },
-                                             grad, {}};
-                         }});
+        cases.push_back(
+            {std::to_string(n), 12.0 * double(n), {}, [n](const Backend& b) {
+                 const Tensor p = bench_tensor(b, Shape{n});
+                 const Tensor t = bench_tensor(b, Shape{n});
+                 Tensor grad = b.allocate(Shape{n});
+                 return Workload{[&b, p, t, grad]() mutable { b.mse_loss(p, t, grad); }, grad, {}};
+             }});
     return cases;
 }
 
@@ -815,7 +823,9 @@ std::vector<float> bench_labels(std::int64_t rows, std::int64_t classes) {
 std::vector<BenchCase> cross_entropy_cases(const BenchContext& c) {
     std::vector<BenchCase> cases;
     for (const RowsCols m : row_shapes(c.kind, c.quick))
-        cases.push_back({m.str(), 4.0 * (2.0 * double(m.rows * m.cols) + double(m.rows)), {},
+        cases.push_back({m.str(),
+                         4.0 * (2.0 * double(m.rows * m.cols) + double(m.rows)),
+                         {},
                          [m](const Backend& b) {
                              const Tensor logits = bench_tensor(b, Shape{m.rows, m.cols});
                              const Tensor labels =
@@ -824,7 +834,8 @@ std::vector<BenchCase> cross_entropy_cases(const BenchContext& c) {
                              return Workload{[&b, logits, labels, grad]() mutable {
                                                  b.softmax_cross_entropy(logits, labels, grad);
                                              },
-                                             grad, {}};
+                                             grad,
+                                             {}};
                          }});
     return cases;
 }
@@ -834,10 +845,11 @@ std::function<std::vector<BenchCase>(const BenchContext&)> sum_rows(Reduction mo
     return [mode](const BenchContext& c) {
         std::vector<BenchCase> cases;
         for (std::int64_t n : stream_sizes(c.kind, c.quick))
-            cases.push_back({std::to_string(n), 4.0 * double(n), {}, [mode, n](const Backend& b) {
-                                 const Tensor x = bench_tensor(b, Shape{n});
-                                 return Workload{{}, Tensor{}, [&b, mode, x] { return b.sum(x, mode); }};
-                             }});
+            cases.push_back(
+                {std::to_string(n), 4.0 * double(n), {}, [mode, n](const Backend& b) {
+                     const Tensor x = bench_tensor(b, Shape{n});
+                     return Workload{{}, Tensor{}, [&b, mode, x] { return b.sum(x, mode); }};
+                 }});
         return cases;
     };
 }
@@ -874,14 +886,15 @@ std::function<std::vector<BenchCase>(const BenchContext&)> dense_rows(DensePath 
                                  const Tensor W = bench_tensor(b, Shape{s.out, s.in});
                                  const Tensor bias = bench_tensor(b, Shape{s.out});
                                  Tensor Y = b.allocate(Shape{s.batch, s.out});
-                                 return Workload{[&b, s, path, X, W, bias, Y]() mutable {
-                                                     if (path == DensePath::fused)
-                                                         b.dense_forward(X, W, bias, s.activation, Y);
-                                                     else
-                                                         b.dense_forward_unfused(X, W, bias,
-                                                                                 s.activation, Y);
-                                                 },
-                                                 Y, {}};
+                                 return Workload{
+                                     [&b, s, path, X, W, bias, Y]() mutable {
+                                         if (path == DensePath::fused)
+                                             b.dense_forward(X, W, bias, s.activation, Y);
+                                         else
+                                             b.dense_forward_unfused(X, W, bias, s.activation, Y);
+                                     },
+                                     Y,
+                                     {}};
                              }});
         }
         return cases;
@@ -930,15 +943,22 @@ const std::vector<OpDescription>& ops() {
              one_case("bias_backward", check_bias_backward),
              {Op::bias_backward},
              {memory_rows("bias_backward", "4·rows·cols + 4·cols", bias_backward_cases)}},
-            {"softmax_forward", rows_dims, row_wise,
+            {"softmax_forward",
+             rows_dims,
+             row_wise,
              every_logits("softmax_forward", check_softmax_forward),
              {Op::softmax_forward},
              {memory_rows("softmax_forward", "8·rows·cols", softmax_forward_cases)}},
-            {"softmax_backward", rows_dims, row_wise,
+            {"softmax_backward",
+             rows_dims,
+             row_wise,
              every_logits("softmax_backward", check_softmax_backward),
              {Op::softmax_backward},
              {memory_rows("softmax_backward", "12·rows·cols", softmax_backward_cases)}},
-            {"mse_loss", dims, {"1", "7", "33,65", "64,1000", "100003"}, run_mse_loss,
+            {"mse_loss",
+             dims,
+             {"1", "7", "33,65", "64,1000", "100003"},
+             run_mse_loss,
              {Op::mse_loss},
              {memory_rows("mse_loss", "12n", mse_loss_cases)}},
             {"softmax_cross_entropy",
@@ -947,28 +967,43 @@ const std::vector<OpDescription>& ops() {
              run_softmax_cross_entropy,
              {Op::softmax_cross_entropy},
              {memory_rows("softmax_cross_entropy", "8·rows·cols + 4·rows", cross_entropy_cases)}},
-            // Both modes of sum, read 4n bytes (mean is sum / n: no rows of its own). The report also
-            // sets each fast row against its deterministic twin.
+            // Both modes of sum, read 4n bytes (mean is sum / n: no rows of its own). The report
+            // also sets each fast row against its deterministic twin.
             {"sum",
              dims,
              reductions,
              run_sum,
              {Op::sum},
-             {{"sum_deterministic", "bytes", "4n", "reduction", sum_rows(Reduction::deterministic),
+             {{"sum_deterministic",
+               "bytes",
+               "4n",
+               "reduction",
+               sum_rows(Reduction::deterministic),
                {Op::sum}},
               {"sum_fast", "bytes", "4n", "reduction", sum_rows(Reduction::fast), {Op::sum}}}},
             {"mean", dims, reductions, run_mean, {Op::sum}, {}},
             {"dense_forward",
-             "BATCH,IN,OUT[,ACT] (ACT: " + activation_names() + "; each if omitted)", dense,
+             "BATCH,IN,OUT[,ACT] (ACT: " + activation_names() + "; each if omitted)",
+             dense,
              dense_run("dense_forward", DensePath::fused),
              {Op::dense_forward},
-             {{"dense_forward", "flops", "2·batch·in·out", "dense", dense_rows(DensePath::fused),
+             {{"dense_forward",
+               "flops",
+               "2·batch·in·out",
+               "dense",
+               dense_rows(DensePath::fused),
                {}}}},
-            {"dense_forward_unfused", "BATCH,IN,OUT[,ACT] (as dense_forward)", dense,
+            {"dense_forward_unfused",
+             "BATCH,IN,OUT[,ACT] (as dense_forward)",
+             dense,
              dense_run("dense_forward_unfused", DensePath::unfused),
              {Op::gemm, Op::bias_add},
-             {{"dense_forward_unfused", "flops", "2·batch·in·out", "dense",
-               dense_rows(DensePath::unfused), {}}}},
+             {{"dense_forward_unfused",
+               "flops",
+               "2·batch·in·out",
+               "dense",
+               dense_rows(DensePath::unfused),
+               {}}}},
         };
         for (OpDescription& c : activation_descriptions()) checks.push_back(std::move(c));
         for (OpDescription& c : conv_and_pool_descriptions()) checks.push_back(std::move(c));

@@ -20,13 +20,13 @@
 namespace triptych::check {
 
 struct CaseResult {
-    std::string op;           // "gemm", "relu_forward"
-    std::string variant;      // the backend's name
-    std::string device;       // the backend's device line
-    std::string shape;        // "67x45x91 NT a=1.5 b=0"
-    std::string tolerance;    // how the bound is formed, e.g. "2(K+2)u * sum|a*b|", "exact"
+    std::string op;         // "gemm", "relu_forward"
+    std::string variant;    // the backend's name
+    std::string device;     // the backend's device line
+    std::string shape;      // "67x45x91 NT a=1.5 b=0"
+    std::string tolerance;  // how the bound is formed, e.g. "2(K+2)u * sum|a*b|", "exact"
     Comparison comparison;
-    double seconds = 0;       // the op alone, after the inputs are in place (for lesson tables)
+    double seconds = 0;  // the op alone, after the inputs are in place (for lesson tables)
     // Why the case did not run, or "": the variant lacks this pass or algorithm, or refuses this
     // shape (Unsupported). Set by ops that run several passes or algorithms per shape, so that one
     // refusal does not hide the others' results.

@@ -66,14 +66,14 @@ struct BenchRows {
     std::vector<Op> needs;
 };
 
-using CheckRun =
-    std::function<std::vector<CaseResult>(const Backend& backend, const std::string& shape,
-                                          std::uint64_t seed)>;
+using CheckRun = std::function<std::vector<CaseResult>(
+    const Backend& backend, const std::string& shape, std::uint64_t seed)>;
 
 struct OpDescription {
-    std::string name;                        // "gemm", "relu_forward", "conv2d"
-    std::string shape_syntax;                // what --shape takes, e.g. "M,N,K"
-    std::vector<std::string> default_shapes; // the check's shapes (none tile multiples, among them)
+    std::string name;          // "gemm", "relu_forward", "conv2d"
+    std::string shape_syntax;  // what --shape takes, e.g. "M,N,K"
+    std::vector<std::string>
+        default_shapes;  // the check's shapes (none tile multiples, among them)
     // Runs every case of one shape (gemm: the four transpositions) on `backend`.
     CheckRun run;
     // The kernels it runs: each version of them a variant has is checked too ("gpu_tiled@3").

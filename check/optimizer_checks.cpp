@@ -14,8 +14,8 @@
 // state carries one step's errors into the next, and a wrong bias correction (which depends on the
 // step) or a state tensor read from the wrong place only shows after the first.
 #include <algorithm>
-#include <memory>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -280,7 +280,16 @@ const std::vector<Model>& models() {
     static const std::vector<Model> all{
         {"mlp", {{256, 784}, {256}, {128, 256}, {128}, {10, 128}, {10}}},
         {"lenet",
-         {{6, 1, 5, 5}, {6}, {16, 6, 5, 5}, {16}, {120, 400}, {120}, {84, 120}, {84}, {10, 84}, {10}}},
+         {{6, 1, 5, 5},
+          {6},
+          {16, 6, 5, 5},
+          {16},
+          {120, 400},
+          {120},
+          {84, 120},
+          {84},
+          {10, 84},
+          {10}}},
     };
     return all;
 }
@@ -332,10 +341,10 @@ std::function<std::vector<BenchCase>(const BenchContext&)> optimizer_rows(Optimi
                          }
                          p->tensors.push_back(t);
                      }
-                     return Workload{[&b, config, p] {
-                                         b.optimizer_step(config, ++p->step, p->tensors);
-                                     },
-                                     p->values.front(), {}};
+                     return Workload{
+                         [&b, config, p] { b.optimizer_step(config, ++p->step, p->tensors); },
+                         p->values.front(),
+                         {}};
                  }});
         }
         return cases;
@@ -343,8 +352,12 @@ std::function<std::vector<BenchCase>(const BenchContext&)> optimizer_rows(Optimi
 }
 
 BenchRows optimizer_bench_rows(OptimizerKind kind) {
-    return {"optimizer_step_" + to_string(kind), "bytes", "4·(3 + 2·states)·floats", "optimizer",
-            optimizer_rows(kind), {Op::optimizer_step}};
+    return {"optimizer_step_" + to_string(kind),
+            "bytes",
+            "4·(3 + 2·states)·floats",
+            "optimizer",
+            optimizer_rows(kind),
+            {Op::optimizer_step}};
 }
 
 }  // namespace
@@ -360,11 +373,23 @@ std::vector<OpDescription> optimizer_descriptions() {
                                             "150,6,2400,16,48000,120,10080,84,840,10", many};
     const std::string syntax = "N1[,N2,...] (one parameter tensor of each size)";
     return {
-        {"sgd", syntax, lists, optimizer_run(OptimizerKind::sgd), {Op::optimizer_step},
+        {"sgd",
+         syntax,
+         lists,
+         optimizer_run(OptimizerKind::sgd),
+         {Op::optimizer_step},
          {optimizer_bench_rows(OptimizerKind::sgd)}},
-        {"adam", syntax, lists, optimizer_run(OptimizerKind::adam), {Op::optimizer_step},
+        {"adam",
+         syntax,
+         lists,
+         optimizer_run(OptimizerKind::adam),
+         {Op::optimizer_step},
          {optimizer_bench_rows(OptimizerKind::adam)}},
-        {"rmsprop", syntax, lists, optimizer_run(OptimizerKind::rmsprop), {Op::optimizer_step},
+        {"rmsprop",
+         syntax,
+         lists,
+         optimizer_run(OptimizerKind::rmsprop),
+         {Op::optimizer_step},
          {optimizer_bench_rows(OptimizerKind::rmsprop)}},
     };
 }

@@ -126,7 +126,7 @@ struct Gelu {
         const T u = T(sqrt_2_over_pi) * (x + T(cubic) * x * x * x);
         const T t = tanh(u);
         const T slope = T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * T(sqrt_2_over_pi) *
-                                                   (T(1) + T(3 * cubic) * x * x);
+                                                  (T(1) + T(3 * cubic) * x * x);
         return dy * slope;
     }
 };
@@ -151,9 +151,11 @@ template <Activation activation>
 struct ActivationOfT {
     using type = NoActivation;
 };
-#define TRIPTYCH_ACTIVATION_OF(name, Type) \
-    template <>                          \
-    struct ActivationOfT<Activation::name> { using type = Type; };
+#define TRIPTYCH_ACTIVATION_OF(name, Type)   \
+    template <>                              \
+    struct ActivationOfT<Activation::name> { \
+        using type = Type;                   \
+    };
 TRIPTYCH_ACTIVATIONS(TRIPTYCH_ACTIVATION_OF)
 #undef TRIPTYCH_ACTIVATION_OF
 template <Activation activation>
@@ -192,7 +194,8 @@ void for_each_activation(F&& f) {
 
 // The facts of the activation's struct, at run time.
 inline bool backward_takes_output(Activation activation) {
-    return with_activation(activation, [](auto act) { return decltype(act)::backward_takes_output; });
+    return with_activation(activation,
+                           [](auto act) { return decltype(act)::backward_takes_output; });
 }
 inline bool backward_works_from_output(Activation activation) {
     return with_activation(activation,

@@ -6,8 +6,7 @@
 
 namespace triptych {
 
-Backend::Backend(std::string variant)
-    : variant_(std::move(variant)), kernels_(all_ops().size()) {
+Backend::Backend(std::string variant) : variant_(std::move(variant)), kernels_(all_ops().size()) {
     for (Op op : all_ops())
         for (const KernelVersion& v : kernel_versions(variant_, op))
             if (v.is_default) bind(op, v.kernel, v);
@@ -74,8 +73,8 @@ void Backend::require(const Tensor& t, const Shape& expected, const std::string&
         throw InvalidArgument(op + ": " + what + " lives on backend " + t.owner()->name() +
                               ", not " + name() + "; move it with upload/download first");
     if (t.shape() != expected)
-        throw InvalidArgument(op + ": " + what + " has shape " + t.shape().str() +
-                              ", expected " + expected.str());
+        throw InvalidArgument(op + ": " + what + " has shape " + t.shape().str() + ", expected " +
+                              expected.str());
 }
 
 void Backend::gemm(const GemmShape& s, const Tensor& A, const Tensor& B, Tensor& C) const {
@@ -167,9 +166,8 @@ float Backend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels,
     if (first_bad_label >= 0) {
         const float bad = download(labels)[static_cast<std::size_t>(first_bad_label)];
         throw InvalidArgument(op + ": label " + std::to_string(bad) + " at index " +
-                              std::to_string(first_bad_label) +
-                              " is not a class index in [0, " + std::to_string(columns(logits)) +
-                              ")");
+                              std::to_string(first_bad_label) + " is not a class index in [0, " +
+                              std::to_string(columns(logits)) + ")");
     }
     return loss;
 }
@@ -222,8 +220,7 @@ void Backend::dense_forward_steps(const DenseShape& s, const float* X, const flo
                                   const float* b, float* Y) const {
     kernel(ops::gemm)(s.gemm(), X, W, Y);
     kernel(ops::bias_add)(s.batch, s.out, Y, b, Y);
-    if (s.activation != Activation::none)
-        kernel(forward_op(s.activation))(s.batch * s.out, Y, Y);
+    if (s.activation != Activation::none) kernel(forward_op(s.activation))(s.batch * s.out, Y, Y);
 }
 
 void Backend::optimizer_step(const OptimizerConfig& config, std::int64_t step,
@@ -231,8 +228,7 @@ void Backend::optimizer_step(const OptimizerConfig& config, std::int64_t step,
     config.validate();
     // Called once per training step, so the messages are only built when one is due.
     const auto op = [&] { return "optimizer_step " + config.str(); };
-    if (step < 1)
-        throw InvalidArgument(op() + ": step counts from 1, got " + std::to_string(step));
+    if (step < 1) throw InvalidArgument(op() + ": step counts from 1, got " + std::to_string(step));
     const int states = config.state_tensors();
     const auto fits = [&](const Tensor* t, const Tensor& value) {
         return t != nullptr && t->data() != nullptr && t->owner() == this &&
@@ -309,8 +305,8 @@ void Backend::conv2d_forward(const Conv2dShape& s, ConvAlgorithm algorithm, cons
     kernel(ops::conv2d_forward)(s, algorithm, x.data(), w.data(), b.data(), y.data());
 }
 
-void Backend::conv2d_backward_data(const Conv2dShape& s, ConvAlgorithm algorithm,
-                                   const Tensor& dy, const Tensor& w, Tensor& dx) const {
+void Backend::conv2d_backward_data(const Conv2dShape& s, ConvAlgorithm algorithm, const Tensor& dy,
+                                   const Tensor& w, Tensor& dx) const {
     const std::string op = conv2d_op("conv2d_backward_data", s, algorithm);
     require_same_channels(op, dx, w);
     require(dy, s.y_shape(), op, "dy");
@@ -328,8 +324,7 @@ void Backend::conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm algori
     require(dy, s.y_shape(), op, "dy");
     require(dw, s.w_shape(), op, "dw");
     require(db, s.b_shape(), op, "db");
-    kernel(ops::conv2d_backward_weights)(s, algorithm, x.data(), dy.data(), dw.data(),
-                                          db.data());
+    kernel(ops::conv2d_backward_weights)(s, algorithm, x.data(), dy.data(), dw.data(), db.data());
 }
 
 void Backend::max_pool2d_forward(const Pool2dShape& s, const Tensor& x, Tensor& y,

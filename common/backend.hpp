@@ -115,8 +115,8 @@ public:
                               const Tensor& w, Tensor& dx) const;
     // dw[k, c, r, s] = sum_{n, p, q} dy[n, k, p, q] * x[n, c, p*stride_h + r - pad_h, ...] and
     // db[k] = sum_{n, p, q} dy[n, k, p, q]. Both overwritten.
-    void conv2d_backward_weights(const Conv2dShape& shape, ConvAlgorithm algorithm,
-                                 const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db) const;
+    void conv2d_backward_weights(const Conv2dShape& shape, ConvAlgorithm algorithm, const Tensor& x,
+                                 const Tensor& dy, Tensor& dw, Tensor& db) const;
 
     // Max pooling: y (N, C, P, Q) is each window's largest input; argmax (N, C, P, Q) where it was,
     // as the index h * W + w within its (n, c) plane, held as a float. A tie goes to the first
@@ -207,7 +207,8 @@ private:
     // The three steps of dense_forward, through this backend's kernels.
     void dense_forward_steps(const DenseShape& shape, const float* X, const float* W,
                              const float* b, float* Y) const;
-    // Throws InvalidArgument unless `t` is a non-empty tensor of this backend with `expected` shape.
+    // Throws InvalidArgument unless `t` is a non-empty tensor of this backend with `expected`
+    // shape.
     void require(const Tensor& t, const Shape& expected, const std::string& op,
                  const std::string& what) const;
     // Validates a conv2d pass's shape and algorithm; returns the op's name for messages.

@@ -52,7 +52,8 @@ Comparison compare(std::span<const float> out, std::span<const double> ref, Tole
         ref_norm2 += ref[i] * ref[i];
     }
     c.relative_error = ref_norm2 > 0 ? std::sqrt(diff_norm2 / ref_norm2) : std::sqrt(diff_norm2);
-    if (!std::isfinite(c.relative_error)) c.relative_error = std::numeric_limits<double>::infinity();
+    if (!std::isfinite(c.relative_error))
+        c.relative_error = std::numeric_limits<double>::infinity();
     c.passed = c.bad_count == 0 && !out.empty();
     if (out.empty()) c.problem = "nothing to compare (empty output)";
     return c;

@@ -22,13 +22,13 @@ struct Tolerance {
 
 struct Comparison {
     bool passed = false;
-    double max_abs_error = 0.0;       // max |out - ref| (infinite if any output is not finite)
-    double relative_error = 0.0;      // ||out - ref|| / ||ref||, 2-norms
-    std::int64_t first_bad = -1;      // index of the first failing element, -1 if none
-    std::int64_t bad_count = 0;       // how many elements failed
-    double first_bad_output = 0.0;    // out[first_bad] and ref[first_bad], for the message
+    double max_abs_error = 0.0;     // max |out - ref| (infinite if any output is not finite)
+    double relative_error = 0.0;    // ||out - ref|| / ||ref||, 2-norms
+    std::int64_t first_bad = -1;    // index of the first failing element, -1 if none
+    std::int64_t bad_count = 0;     // how many elements failed
+    double first_bad_output = 0.0;  // out[first_bad] and ref[first_bad], for the message
     double first_bad_reference = 0.0;
-    std::string problem;              // "" or why the whole comparison failed (size mismatch)
+    std::string problem;  // "" or why the whole comparison failed (size mismatch)
 
     // "max abs 1.2e-06, rel 3.4e-08" or "3 of 100 elements wrong, first at 17: 0.5 vs 0.25".
     std::string describe() const;

@@ -23,10 +23,14 @@ constexpr OpFacts op_facts[] = {
 #define TRIPTYCH_OP_FACTS(name, signature, need) {Op::name, #name, need},
     TRIPTYCH_OPS(TRIPTYCH_OP_FACTS)
 #undef TRIPTYCH_OP_FACTS
-#define TRIPTYCH_ACTIVATION_OP_FACTS(name, Type) \
-    {Op::name##_forward, #name "_forward", required}, {Op::name##_backward, #name "_backward", required},
+// (clang-format would indent the list below as a continuation of the macro's braces.)
+// clang-format off
+#define TRIPTYCH_ACTIVATION_OP_FACTS(name, Type)          \
+    {Op::name##_forward, #name "_forward", required},     \
+    {Op::name##_backward, #name "_backward", required},
     TRIPTYCH_ACTIVATIONS(TRIPTYCH_ACTIVATION_OP_FACTS)
 #undef TRIPTYCH_ACTIVATION_OP_FACTS
+    // clang-format on
 };
 constexpr std::size_t op_count = std::size(op_facts);
 

@@ -60,8 +60,8 @@ using ConvForward = void(const Conv2dShape& shape, ConvAlgorithm algorithm, cons
                          const float* w, const float* b, float* y);
 using ConvBackwardData = void(const Conv2dShape& shape, ConvAlgorithm algorithm, const float* dy,
                               const float* w, float* dx);
-using ConvBackwardWeights = void(const Conv2dShape& shape, ConvAlgorithm algorithm,
-                                 const float* x, const float* dy, float* dw, float* db);
+using ConvBackwardWeights = void(const Conv2dShape& shape, ConvAlgorithm algorithm, const float* x,
+                                 const float* dy, float* dw, float* db);
 using MaxPoolForward = void(const Pool2dShape& shape, const float* x, float* y, float* argmax);
 using MaxPoolBackward = void(const Pool2dShape& shape, const float* dy, const float* argmax,
                              float* dx);
@@ -78,32 +78,34 @@ using OptimizerStep = void(const OptimizerRule<float>& rule,
 // Each activation of TRIPTYCH_ACTIVATIONS (common/activations.hpp) adds two more, required:
 // <name>_forward (kernels::Map) and <name>_backward (kernels::MapBackward). The enum Op, the names
 // and the typed keys in `ops::` below are made from these lists.
-#define TRIPTYCH_OPS(OP)                                             \
-    OP(gemm, kernels::Gemm, required)                                \
-    OP(bias_add, kernels::BiasAdd, required)                         \
-    OP(bias_backward, kernels::ColumnSums, required)                 \
-    OP(softmax_forward, kernels::RowsMap, required)                  \
-    OP(softmax_backward, kernels::RowsBackward, required)            \
-    OP(mse_loss, kernels::Loss, required)                            \
-    OP(softmax_cross_entropy, kernels::CrossEntropy, required)       \
-    OP(sum, kernels::Sum, required)                                  \
-    OP(dense_forward, kernels::Dense, optional)                      \
-    OP(conv2d_forward, kernels::ConvForward, required)               \
-    OP(conv2d_backward_data, kernels::ConvBackwardData, required)    \
+#define TRIPTYCH_OPS(OP)                                                \
+    OP(gemm, kernels::Gemm, required)                                   \
+    OP(bias_add, kernels::BiasAdd, required)                            \
+    OP(bias_backward, kernels::ColumnSums, required)                    \
+    OP(softmax_forward, kernels::RowsMap, required)                     \
+    OP(softmax_backward, kernels::RowsBackward, required)               \
+    OP(mse_loss, kernels::Loss, required)                               \
+    OP(softmax_cross_entropy, kernels::CrossEntropy, required)          \
+    OP(sum, kernels::Sum, required)                                     \
+    OP(dense_forward, kernels::Dense, optional)                         \
+    OP(conv2d_forward, kernels::ConvForward, required)                  \
+    OP(conv2d_backward_data, kernels::ConvBackwardData, required)       \
     OP(conv2d_backward_weights, kernels::ConvBackwardWeights, required) \
-    OP(max_pool2d_forward, kernels::MaxPoolForward, required)        \
-    OP(max_pool2d_backward, kernels::MaxPoolBackward, required)      \
-    OP(avg_pool2d_forward, kernels::PoolForward, required)           \
-    OP(avg_pool2d_backward, kernels::PoolBackward, required)         \
+    OP(max_pool2d_forward, kernels::MaxPoolForward, required)           \
+    OP(max_pool2d_backward, kernels::MaxPoolBackward, required)         \
+    OP(avg_pool2d_forward, kernels::PoolForward, required)              \
+    OP(avg_pool2d_backward, kernels::PoolBackward, required)            \
     OP(optimizer_step, kernels::OptimizerStep, required)
 
 enum class Op {
 #define TRIPTYCH_OP_ENUM(name, signature, need) name,
     TRIPTYCH_OPS(TRIPTYCH_OP_ENUM)
 #undef TRIPTYCH_OP_ENUM
+// clang-format off
 #define TRIPTYCH_ACTIVATION_OP_ENUM(name, Type) name##_forward, name##_backward,
     TRIPTYCH_ACTIVATIONS(TRIPTYCH_ACTIVATION_OP_ENUM)
 #undef TRIPTYCH_ACTIVATION_OP_ENUM
+    // clang-format on
 };
 
 // Every op, in the order of the list.
@@ -125,8 +127,8 @@ namespace ops {
 #define TRIPTYCH_OP_KEY(name, signature, need) inline constexpr OpKey<signature> name{Op::name};
 TRIPTYCH_OPS(TRIPTYCH_OP_KEY)
 #undef TRIPTYCH_OP_KEY
-#define TRIPTYCH_ACTIVATION_OP_KEYS(name, Type)                                      \
-    inline constexpr OpKey<kernels::Map> name##_forward{Op::name##_forward};         \
+#define TRIPTYCH_ACTIVATION_OP_KEYS(name, Type)                              \
+    inline constexpr OpKey<kernels::Map> name##_forward{Op::name##_forward}; \
     inline constexpr OpKey<kernels::MapBackward> name##_backward{Op::name##_backward};
 TRIPTYCH_ACTIVATIONS(TRIPTYCH_ACTIVATION_OP_KEYS)
 #undef TRIPTYCH_ACTIVATION_OP_KEYS
@@ -138,11 +140,11 @@ OpKey<kernels::MapBackward> backward_op(Activation activation);
 
 // A registered kernel, as `triptych versions` lists it.
 struct KernelVersion {
-    int number = 0;        // its step on the op's ladder (see the top of this file)
-    std::string name;      // short, for tables: "shared_tiles", "2d_blocktile"
-    std::string change;    // one line: what changed from the version before
-    std::string file;      // where it is written, relative to the source tree: "gpu/tiled/gemm.cu"
-    bool is_default = false;  // the variant's best: what it runs unless another is asked for
+    int number = 0;      // its step on the op's ladder (see the top of this file)
+    std::string name;    // short, for tables: "shared_tiles", "2d_blocktile"
+    std::string change;  // one line: what changed from the version before
+    std::string file;    // where it is written, relative to the source tree: "gpu/tiled/gemm.cu"
+    bool is_default = false;     // the variant's best: what it runs unless another is asked for
     void (*kernel)() = nullptr;  // the function, its type erased (OpKey restores it)
 };
 

@@ -26,7 +26,7 @@ std::string to_string(Activation activation) {
         case Activation::none:
             return "none";
 #define TRIPTYCH_ACTIVATION_NAME(name, Type) \
-    case Activation::name:                 \
+    case Activation::name:                   \
         return #name;
             TRIPTYCH_ACTIVATIONS(TRIPTYCH_ACTIVATION_NAME)
 #undef TRIPTYCH_ACTIVATION_NAME
@@ -47,16 +47,15 @@ bool activation_named(std::string_view name, Activation& activation) {
 
 void DenseShape::validate() const {
     if (batch < 1 || in < 1 || out < 1)
-        throw InvalidArgument("dense_forward: sizes must be >= 1, got batch=" +
-                              std::to_string(batch) + ", in=" + std::to_string(in) +
-                              ", out=" + std::to_string(out));
+        throw InvalidArgument(
+            "dense_forward: sizes must be >= 1, got batch=" + std::to_string(batch) +
+            ", in=" + std::to_string(in) + ", out=" + std::to_string(out));
 }
 
 std::string DenseShape::str() const {
     return std::to_string(batch) + "x" + std::to_string(in) + "->" + std::to_string(out) + " " +
            to_string(activation);
 }
-
 
 std::string to_string(ConvAlgorithm algorithm) {
     switch (algorithm) {
@@ -89,16 +88,14 @@ void Conv2dShape::validate() const {
         throw InvalidArgument(op + ": padding must be >= 0, got " + pair(pad_h, pad_w));
     if (R > H + 2 * pad_h || S > W + 2 * pad_w)
         throw InvalidArgument(op + ": filter " + std::to_string(R) + "x" + std::to_string(S) +
-                              " is larger than the padded input " +
-                              std::to_string(H + 2 * pad_h) + "x" +
-                              std::to_string(W + 2 * pad_w));
+                              " is larger than the padded input " + std::to_string(H + 2 * pad_h) +
+                              "x" + std::to_string(W + 2 * pad_w));
 }
 
 std::string Conv2dShape::str() const {
     return "N" + std::to_string(N) + " C" + std::to_string(C) + " H" + std::to_string(H) + " W" +
            std::to_string(W) + " K" + std::to_string(K) + " R" + std::to_string(R) + " S" +
-           std::to_string(S) + " stride " + pair(stride_h, stride_w) + " pad " +
-           pair(pad_h, pad_w);
+           std::to_string(S) + " stride " + pair(stride_h, stride_w) + " pad " + pair(pad_h, pad_w);
 }
 
 void Pool2dShape::validate(const std::string& op_name) const {
@@ -159,15 +156,13 @@ void OptimizerConfig::validate() const {
                               std::to_string(weight_decay));
     if (!in_unit(momentum))
         throw InvalidArgument(op + ": momentum must be in [0, 1), got " + std::to_string(momentum));
-    if (nesterov && momentum == 0.0f)
-        throw InvalidArgument(op + ": nesterov needs momentum > 0");
+    if (nesterov && momentum == 0.0f) throw InvalidArgument(op + ": nesterov needs momentum > 0");
     if (!in_unit(beta1) || !in_unit(beta2))
         throw InvalidArgument(op + ": betas must be in [0, 1), got " + std::to_string(beta1) +
                               ", " + std::to_string(beta2));
     if (!in_unit(alpha))
         throw InvalidArgument(op + ": alpha must be in [0, 1), got " + std::to_string(alpha));
-    if (!(eps > 0.0f))
-        throw InvalidArgument(op + ": eps must be > 0, got " + std::to_string(eps));
+    if (!(eps > 0.0f)) throw InvalidArgument(op + ": eps must be > 0, got " + std::to_string(eps));
 }
 
 int OptimizerConfig::state_tensors() const {

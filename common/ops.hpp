@@ -58,7 +58,6 @@ bool is_class_index(T label, std::int64_t classes) {
     return label >= T(0) && label < T(classes) && T(static_cast<std::int64_t>(label)) == label;
 }
 
-
 // --- convolution and pooling (NCHW) ------------------------------------------------------------
 
 // How a convolution is computed (lessons 08-10):
@@ -136,10 +135,10 @@ std::string to_string(OptimizerKind kind);
 struct OptimizerConfig {
     OptimizerKind kind = OptimizerKind::sgd;
     float lr = 0.01f;
-    float weight_decay = 0.0f;  // L2 penalty added to the gradient (decoupled for AdamW)
-    float momentum = 0.0f;      // sgd, rmsprop
-    bool nesterov = false;      // sgd (needs momentum > 0)
-    float beta1 = 0.9f, beta2 = 0.999f;  // adam: decay of the gradient's mean and mean square
+    float weight_decay = 0.0f;            // L2 penalty added to the gradient (decoupled for AdamW)
+    float momentum = 0.0f;                // sgd, rmsprop
+    bool nesterov = false;                // sgd (needs momentum > 0)
+    float beta1 = 0.9f, beta2 = 0.999f;   // adam: decay of the gradient's mean and mean square
     bool decoupled_weight_decay = false;  // adam: AdamW, w -= lr * weight_decay * w apart
     float alpha = 0.99f;                  // rmsprop: decay of the mean square
     float eps = 1e-8f;                    // adam, rmsprop: keeps the division finite

@@ -72,9 +72,9 @@ std::pair<std::string, int> split_version(const std::string& name) {
     const std::size_t at = name.find('@');
     if (at == std::string::npos) return {name, 0};
     const std::string number = name.substr(at + 1);
-    const bool digits = !number.empty() && number.size() <= 4 &&
-                        std::all_of(number.begin(), number.end(),
-                                    [](char c) { return c >= '0' && c <= '9'; });
+    const bool digits =
+        !number.empty() && number.size() <= 4 &&
+        std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (!digits || std::stoi(number) < 1)
         throw InvalidArgument("backend '" + name + "': a version is written <variant>@<number>, " +
                               "the number 1 or more (triptych versions lists them)");

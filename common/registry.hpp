@@ -18,8 +18,9 @@ using BackendFactory = std::function<std::unique_ptr<Backend>()>;
 
 // Adds a backend. `rank` orders the list (cpu_naive first); `available` says whether it can run
 // here. Returns true so it can initialise a namespace-scope constant.
-bool register_backend(const std::string& name, int rank, BackendFactory factory,
-                      std::function<bool()> available = [] { return true; });
+bool register_backend(
+    const std::string& name, int rank, BackendFactory factory,
+    std::function<bool()> available = [] { return true; });
 
 // The named backend, created on first use. "<variant>@<N>" (e.g. "gpu_tiled@5") is the variant
 // running version N of each op that has one (common/kernels.hpp) and the default version of the

@@ -1,7 +1,8 @@
-// Bias, the activations (ReLU, sigmoid, tanh, GELU) and softmax, forward and backward: every variant
-// against the float64 reference (check/crosscheck.hpp; the activations' tolerances and their
-// reasons are in check/activations.cpp), the reference's backward passes against central finite
-// differences of its own forward passes, and GELU's tanh approximation against the exact GELU.
+// Bias, the activations (ReLU, sigmoid, tanh, GELU) and softmax, forward and backward: every
+// variant against the float64 reference (check/crosscheck.hpp; the activations' tolerances and
+// their reasons are in check/activations.cpp), the reference's backward passes against central
+// finite differences of its own forward passes, and GELU's tanh approximation against the exact
+// GELU.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
@@ -9,9 +10,9 @@
 #include <vector>
 
 #include "check/crosscheck.hpp"
+#include "common/activations.hpp"
 #include "common/host_backend.hpp"
 #include "common/random.hpp"
-#include "common/activations.hpp"
 #include "cpu/naive/activations.hpp"
 #include "cpu/naive/bias.hpp"
 #include "cpu/naive/softmax.hpp"
@@ -103,12 +104,12 @@ TEST_CASE(
         std::string device() const override { return "test"; }
     } skips;
     const Shape s{100};
-    for (const Backend* b : {static_cast<const Backend*>(&zero), static_cast<const Backend*>(&skips)}) {
+    for (const Backend* b :
+         {static_cast<const Backend*>(&zero), static_cast<const Backend*>(&skips)}) {
         INFO(b->name());
         const auto relu = [&](check::Values values) {
-            return check::check_activation_forward(*b, Activation::relu, s,
-                                                   check::Output::separate, testing::seed(),
-                                                   values);
+            return check::check_activation_forward(*b, Activation::relu, s, check::Output::separate,
+                                                   testing::seed(), values);
         };
         CHECK(relu(check::Values::finite).comparison.passed);
         CHECK_FALSE(relu(check::Values::non_finite).comparison.passed);

@@ -98,19 +98,45 @@ struct NetworkReference {
 
 }  // namespace
 
-TEST_CASE("Conv2d forward, dx, dW and db match the float64 reference on every variant and "
-          "algorithm, for strides 1 to 3, padding and non-square filters",
-          "[conv_layers]") {
+TEST_CASE(
+    "Conv2d forward, dx, dW and db match the float64 reference on every variant and "
+    "algorithm, for strides 1 to 3, padding and non-square filters",
+    "[conv_layers]") {
     const ConvCase cases[] = {
         // Non-square filter, stride 2 down the rows only.
-        {2, 7, 6, {.in_channels = 3, .out_channels = 4, .kernel_h = 3, .kernel_w = 2,
-                   .stride_h = 2, .stride_w = 1, .pad_h = 1, .pad_w = 1}},
+        {2,
+         7,
+         6,
+         {.in_channels = 3,
+          .out_channels = 4,
+          .kernel_h = 3,
+          .kernel_w = 2,
+          .stride_h = 2,
+          .stride_w = 1,
+          .pad_h = 1,
+          .pad_w = 1}},
         // Batch 1, C = 1, stride 3, padding more than half the filter.
-        {1, 5, 4, {.in_channels = 1, .out_channels = 2, .kernel_h = 3, .kernel_w = 5,
-                   .stride_h = 3, .stride_w = 2, .pad_h = 2, .pad_w = 1}},
+        {1,
+         5,
+         4,
+         {.in_channels = 1,
+          .out_channels = 2,
+          .kernel_h = 3,
+          .kernel_w = 5,
+          .stride_h = 3,
+          .stride_w = 2,
+          .pad_h = 2,
+          .pad_w = 1}},
         // K = 1, a filter as large as the padded input: a single output per image.
-        {2, 3, 4, {.in_channels = 2, .out_channels = 1, .kernel_h = 5, .kernel_w = 4,
-                   .pad_h = 1, .pad_w = 0}},
+        {2,
+         3,
+         4,
+         {.in_channels = 2,
+          .out_channels = 1,
+          .kernel_h = 5,
+          .kernel_w = 4,
+          .pad_h = 1,
+          .pad_w = 0}},
     };
     testing::for_every_variant([&](const Backend& b) {
         for (const ConvCase& c : cases)
@@ -143,18 +169,25 @@ TEST_CASE("Conv2d forward, dx, dW and db match the float64 reference on every va
     });
 }
 
-TEST_CASE("MaxPool2d and AvgPool2d forward and backward match the float64 reference on every "
-          "variant, with sizes that are not window multiples, overlapping windows and padding",
-          "[conv_layers]") {
+TEST_CASE(
+    "MaxPool2d and AvgPool2d forward and backward match the float64 reference on every "
+    "variant, with sizes that are not window multiples, overlapping windows and padding",
+    "[conv_layers]") {
     const PoolCase cases[] = {
         // The default 2x2 window at stride 2; H = 5 leaves a row no window covers.
         {2, 3, 5, 6, {}},
         // Overlapping 3x2 windows, padded.
-        {1, 2, 6, 5, {.window_h = 3, .window_w = 2, .stride_h = 2, .stride_w = 1, .pad_h = 1,
-                      .pad_w = 1}},
+        {1,
+         2,
+         6,
+         5,
+         {.window_h = 3, .window_w = 2, .stride_h = 2, .stride_w = 1, .pad_h = 1, .pad_w = 1}},
         // Stride 3 with padding on a non-square input.
-        {2, 1, 4, 7, {.window_h = 3, .window_w = 3, .stride_h = 3, .stride_w = 3, .pad_h = 1,
-                      .pad_w = 1}},
+        {2,
+         1,
+         4,
+         7,
+         {.window_h = 3, .window_w = 3, .stride_h = 3, .stride_w = 3, .pad_h = 1, .pad_w = 1}},
     };
     testing::for_every_variant([&](const Backend& b) {
         for (const PoolCase& c : cases)
@@ -184,11 +217,12 @@ TEST_CASE("MaxPool2d and AvgPool2d forward and backward match the float64 refere
     });
 }
 
-TEST_CASE("Conv2d -> MaxPool2d or AvgPool2d -> Flatten: dx, dW and db match float64 finite "
-          "differences of the network on every variant",
-          "[conv_layers]") {
-    const nn::Conv2dOptions conv_options{.in_channels = 2, .out_channels = 3, .kernel_h = 3,
-                                         .kernel_w = 3, .pad_h = 1, .pad_w = 1};
+TEST_CASE(
+    "Conv2d -> MaxPool2d or AvgPool2d -> Flatten: dx, dW and db match float64 finite "
+    "differences of the network on every variant",
+    "[conv_layers]") {
+    const nn::Conv2dOptions conv_options{
+        .in_channels = 2, .out_channels = 3, .kernel_h = 3, .kernel_w = 3, .pad_h = 1, .pad_w = 1};
     const Conv2dShape conv_shape = conv_options.shape(2, 6, 7);
     const nn::Pool2dOptions pool_options{};  // 2x2 at stride 2 over 6x7: the last column dropped
     const Pool2dShape pool_shape =
@@ -241,12 +275,13 @@ TEST_CASE("Conv2d -> MaxPool2d or AvgPool2d -> Flatten: dx, dW and db match floa
     });
 }
 
-TEST_CASE("Conv2d initialises its weights from the seed within the He or Glorot limit, with "
-          "fan_in = C*R*S",
-          "[conv_layers]") {
+TEST_CASE(
+    "Conv2d initialises its weights from the seed within the He or Glorot limit, with "
+    "fan_in = C*R*S",
+    "[conv_layers]") {
     const Backend& b = backend("cpu_naive");
-    const nn::Conv2dOptions relu_options{.in_channels = 4, .out_channels = 6, .kernel_h = 5,
-                                         .kernel_w = 5};
+    const nn::Conv2dOptions relu_options{
+        .in_channels = 4, .out_channels = 6, .kernel_h = 5, .kernel_w = 5};
     nn::Conv2d relu_layer(b, relu_options, 7);
     nn::Conv2d same_seed(b, relu_options, 7);
     nn::Conv2dOptions tanh_options = relu_options;
@@ -264,9 +299,10 @@ TEST_CASE("Conv2d initialises its weights from the seed within the He or Glorot 
     for (float v : b.download(relu_layer.bias().value)) CHECK(v == 0.0f);
 }
 
-TEST_CASE("The image layers reject an input that is not (N, C, H, W), and Conv2d one with the "
-          "wrong channel count, naming the layer and the shape",
-          "[conv_layers][errors]") {
+TEST_CASE(
+    "The image layers reject an input that is not (N, C, H, W), and Conv2d one with the "
+    "wrong channel count, naming the layer and the shape",
+    "[conv_layers][errors]") {
     const Backend& b = backend("cpu_naive");
     nn::Conv2d conv(b, {.in_channels = 3, .out_channels = 4});
     nn::MaxPool2d max_pool(b);
@@ -295,9 +331,10 @@ TEST_CASE("The image layers reject an input that is not (N, C, H, W), and Conv2d
     CHECK_THROWS_AS(nn::Conv2d(b, {.in_channels = 0}), InvalidArgument);
 }
 
-TEST_CASE("Conv2d uses the backend's preferred algorithm unless told, and an algorithm the "
-          "backend lacks is Unsupported, naming those it has",
-          "[conv_layers][errors]") {
+TEST_CASE(
+    "Conv2d uses the backend's preferred algorithm unless told, and an algorithm the "
+    "backend lacks is Unsupported, naming those it has",
+    "[conv_layers][errors]") {
     for (const std::string& variant : backend_names()) {
         const Backend& b = backend(variant);
         const std::vector<ConvAlgorithm> have = b.conv2d_algorithms();
@@ -311,9 +348,10 @@ TEST_CASE("Conv2d uses the backend's preferred algorithm unless told, and an alg
     CHECK_THROWS_WITH(fft.forward(x), Contains("no fft algorithm") && Contains("it has: direct"));
 }
 
-TEST_CASE("Flatten views (N, C, H, W) as (N, C*H*W) and its backward views dy as (N, C, H, W), "
-          "sharing the buffer and preserving the data",
-          "[conv_layers]") {
+TEST_CASE(
+    "Flatten views (N, C, H, W) as (N, C*H*W) and its backward views dy as (N, C, H, W), "
+    "sharing the buffer and preserving the data",
+    "[conv_layers]") {
     testing::for_every_variant([&](const Backend& b) {
         nn::Flatten flatten(b);
         Rng rng(testing::seed() + 4);
@@ -333,9 +371,10 @@ TEST_CASE("Flatten views (N, C, H, W) as (N, C*H*W) and its backward views dy as
     });
 }
 
-TEST_CASE("Tensor::reshaped shares the buffer under a shape of as many elements and rejects any "
-          "other, naming both shapes",
-          "[conv_layers][errors]") {
+TEST_CASE(
+    "Tensor::reshaped shares the buffer under a shape of as many elements and rejects any "
+    "other, naming both shapes",
+    "[conv_layers][errors]") {
     const Backend& b = backend("cpu_naive");
     const Tensor t = b.upload(Shape{2, 3}, std::vector<float>{1, 2, 3, 4, 5, 6});
     const Tensor view = t.reshaped(Shape{3, 1, 2});

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <vector>
 
-#include "common/compare.hpp"
 #include "common/activations.hpp"
+#include "common/compare.hpp"
 #include "common/nn/dense.hpp"
 #include "common/random.hpp"
 #include "common/registry.hpp"
@@ -56,15 +56,17 @@ void expect_close(const char* what, const std::vector<float>& out, const std::ve
 
 }  // namespace
 
-TEST_CASE("Dense forward and its three gradients match float64 finite differences on every "
-          "variant, for every activation",
-          "[dense]") {
+TEST_CASE(
+    "Dense forward and its three gradients match float64 finite differences on every "
+    "variant, for every activation",
+    "[dense]") {
     const std::int64_t batch = 3, in = 7, out = 5;
     testing::for_every_variant([&](const Backend& b) {
         const std::string variant = b.name();
         // Every activation, GELU among them: the one whose backward needs z, which Dense keeps.
         std::vector<Activation> activations{Activation::none};
-        activations.insert(activations.end(), std::begin(all_activations), std::end(all_activations));
+        activations.insert(activations.end(), std::begin(all_activations),
+                           std::end(all_activations));
         for (Activation activation : activations) {
             nn::Dense layer(b, in, out, activation, testing::seed());
             // Non-zero biases, so that db and the bias path are exercised.
@@ -115,9 +117,10 @@ TEST_CASE("Dense initialises its weights from the seed within the He or Glorot l
     for (float v : b.download(relu_layer.bias().value)) CHECK(v == 0.0f);
 }
 
-TEST_CASE("an activation layer's forward and backward match float64 finite differences on every "
-          "variant, for every activation",
-          "[dense][activations]") {
+TEST_CASE(
+    "an activation layer's forward and backward match float64 finite differences on every "
+    "variant, for every activation",
+    "[dense][activations]") {
     const Shape shape{3, 11};
     testing::for_every_variant([&](const Backend& b) {
         for (Activation activation : all_activations) {
@@ -137,8 +140,8 @@ TEST_CASE("an activation layer's forward and backward match float64 finite diffe
             };
             const std::vector<double> X = widen(x), R = widen(r);
             const Tensor x_tensor = b.upload(shape, x);
-            expect_close("forward", b.download(layer.forward(x_tensor)), forward(X),
-                         b.name(), activation);
+            expect_close("forward", b.download(layer.forward(x_tensor)), forward(X), b.name(),
+                         activation);
             const Tensor dy = b.upload(shape, r);
             const auto dx_ref = testing::numerical_gradient(
                 [&](auto& v) {

@@ -21,8 +21,9 @@ TEST_CASE("gemm rejects non-positive sizes, naming the op and the values", "[err
         const Backend& b = backend(variant);
         const Tensor t = b.allocate(Shape{1, 1});
         Tensor c = b.allocate(Shape{1, 1});
-        CHECK_THROWS_MATCHES(b.gemm(GemmShape{0, 1, 1}, t, t, c), InvalidArgument,
-                             Catch::Matchers::Message("gemm: sizes must be >= 1, got M=0, N=1, K=1"));
+        CHECK_THROWS_MATCHES(
+            b.gemm(GemmShape{0, 1, 1}, t, t, c), InvalidArgument,
+            Catch::Matchers::Message("gemm: sizes must be >= 1, got M=0, N=1, K=1"));
         CHECK_THROWS_AS(b.gemm(GemmShape{1, -3, 1}, t, t, c), InvalidArgument);
     }
 }
@@ -34,8 +35,9 @@ TEST_CASE("gemm rejects a tensor whose shape does not match M, N, K", "[errors]"
         const Tensor B = b.allocate(Shape{4, 2});
         Tensor C = b.allocate(Shape{3, 2});
         CHECK_NOTHROW(b.gemm(GemmShape{3, 2, 4}, A, B, C));
-        CHECK_THROWS_WITH(b.gemm(GemmShape{5, 2, 4}, A, B, C),
-                          Contains("gemm 5x2x4 NN") && Contains("A has shape [3, 4], expected [5, 4]"));
+        CHECK_THROWS_WITH(
+            b.gemm(GemmShape{5, 2, 4}, A, B, C),
+            Contains("gemm 5x2x4 NN") && Contains("A has shape [3, 4], expected [5, 4]"));
         // Transposing A changes the shape it must have.
         CHECK_THROWS_WITH(b.gemm(GemmShape{3, 2, 4, true}, A, B, C),
                           Contains("A has shape [3, 4], expected [4, 3]"));
@@ -50,10 +52,12 @@ TEST_CASE("ops reject empty tensors (no buffer)", "[errors]") {
         const Backend& b = backend(variant);
         const Tensor empty;
         Tensor y = b.allocate(Shape{4});
-        CHECK_THROWS_MATCHES(b.activation_forward(Activation::relu, empty, y), InvalidArgument,
-                             Catch::Matchers::Message("relu_forward: x is an empty tensor (no buffer)"));
+        CHECK_THROWS_MATCHES(
+            b.activation_forward(Activation::relu, empty, y), InvalidArgument,
+            Catch::Matchers::Message("relu_forward: x is an empty tensor (no buffer)"));
         Tensor c = b.allocate(Shape{1, 1});
-        CHECK_THROWS_WITH(b.gemm(GemmShape{1, 1, 1}, empty, c, c), Contains("A is an empty tensor"));
+        CHECK_THROWS_WITH(b.gemm(GemmShape{1, 1, 1}, empty, c, c),
+                          Contains("A is an empty tensor"));
     }
 }
 
@@ -64,10 +68,10 @@ TEST_CASE("ops reject a tensor that lives on another backend", "[errors]") {
     const Backend& elsewhere = backend(names[0]);
     const Tensor x = elsewhere.allocate(Shape{8});
     Tensor y = here.allocate(Shape{8});
-    CHECK_THROWS_MATCHES(here.activation_forward(Activation::relu, x, y), InvalidArgument,
-                         Catch::Matchers::Message("relu_forward: x lives on backend " + names[0] +
-                                                  ", not " + names[1] +
-                                                  "; move it with upload/download first"));
+    CHECK_THROWS_MATCHES(
+        here.activation_forward(Activation::relu, x, y), InvalidArgument,
+        Catch::Matchers::Message("relu_forward: x lives on backend " + names[0] + ", not " +
+                                 names[1] + "; move it with upload/download first"));
 }
 
 TEST_CASE("ReLU rejects outputs and gradients of another shape", "[errors]") {
@@ -75,9 +79,11 @@ TEST_CASE("ReLU rejects outputs and gradients of another shape", "[errors]") {
         const Backend& b = backend(variant);
         const Tensor x = b.allocate(Shape{2, 3});
         Tensor y = b.allocate(Shape{3, 2});
-        CHECK_THROWS_WITH(b.activation_forward(Activation::relu, x, y), Contains("relu_forward: y has shape [3, 2], expected [2, 3]"));
+        CHECK_THROWS_WITH(b.activation_forward(Activation::relu, x, y),
+                          Contains("relu_forward: y has shape [3, 2], expected [2, 3]"));
         Tensor dx = b.allocate(Shape{2, 3});
-        CHECK_THROWS_WITH(b.activation_backward(Activation::relu, x, y, dx), Contains("relu_backward: dy has shape [3, 2]"));
+        CHECK_THROWS_WITH(b.activation_backward(Activation::relu, x, y, dx),
+                          Contains("relu_backward: dy has shape [3, 2]"));
     }
 }
 
@@ -87,7 +93,8 @@ TEST_CASE("memory calls reject bad sizes", "[errors]") {
         CHECK_THROWS_WITH(b.allocate(Shape{4, 0}), Contains("allocate") && Contains("[4, 0]"));
         Tensor t = b.allocate(Shape{4});
         const std::vector<float> three(3, 1.0f);
-        CHECK_THROWS_WITH(b.upload(t, three), Contains("upload: 3 values for a tensor of shape [4]"));
+        CHECK_THROWS_WITH(b.upload(t, three),
+                          Contains("upload: 3 values for a tensor of shape [4]"));
     }
 }
 
@@ -170,7 +177,8 @@ TEST_CASE("the dense-layer ops reject tensors of the wrong shape, naming the op 
                           Contains("gelu_backward: dx has shape [3, 2], expected [2, 3]"));
         CHECK_THROWS_WITH(b.activation_forward(Activation::none, x, y),
                           Contains("Activation::none has no kernel"));
-        CHECK_THROWS_WITH(b.softmax_forward(x, y32), Contains("softmax_forward: y has shape [3, 2]"));
+        CHECK_THROWS_WITH(b.softmax_forward(x, y32),
+                          Contains("softmax_forward: y has shape [3, 2]"));
         CHECK_THROWS_WITH(b.softmax_backward(x, x, y32),
                           Contains("softmax_backward: dx has shape [3, 2]"));
         CHECK_THROWS_WITH(b.mse_loss(x, y32, y), Contains("mse_loss: target has shape [3, 2]"));
@@ -200,13 +208,20 @@ TEST_CASE("the dense-layer ops reject tensors of the wrong shape, naming the op 
 TEST_CASE("`triptych check --op NAME --shape ...` runs every dense-layer op and rejects bad shapes",
           "[cli]") {
     const std::pair<const char*, const char*> valid[] = {
-        {"bias_add", "5,7"},         {"bias_backward", "5,7"},
-        {"sigmoid_forward", "13"},   {"sigmoid_backward", "3,4"},
-        {"tanh_forward", "13"},      {"tanh_backward", "3,4"},
-        {"softmax_forward", "3,17"}, {"softmax_backward", "2,3,5"},
-        {"mse_loss", "9"},           {"softmax_cross_entropy", "4,10"},
-        {"sum", "1000"},             {"mean", "7,7"},
-        {"dense_forward", "3,5,7"},  {"dense_forward_unfused", "3,5,7,tanh"},
+        {"bias_add", "5,7"},
+        {"bias_backward", "5,7"},
+        {"sigmoid_forward", "13"},
+        {"sigmoid_backward", "3,4"},
+        {"tanh_forward", "13"},
+        {"tanh_backward", "3,4"},
+        {"softmax_forward", "3,17"},
+        {"softmax_backward", "2,3,5"},
+        {"mse_loss", "9"},
+        {"softmax_cross_entropy", "4,10"},
+        {"sum", "1000"},
+        {"mean", "7,7"},
+        {"dense_forward", "3,5,7"},
+        {"dense_forward_unfused", "3,5,7,tanh"},
     };
     for (const auto& [op, shape] : valid)
         for (const char* variant : {"cpu_naive", "cpu_eigen_omp"}) {

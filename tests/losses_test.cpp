@@ -23,9 +23,7 @@ using testing::numerical_gradient;
 using testing::random_doubles;
 using testing::require_pass;
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("every variant's mse_loss returns the float64 loss and gradient", "[losses]") {
     check_default_cases("mse_loss");
@@ -47,10 +45,10 @@ TEST_CASE(
     });
 }
 
-// The gradient is (softmax - one_hot) / rows: two roundings, which the check's bound counts. The GPU
-// kernels once multiplied by a rounded 1 / rows instead, a third rounding; on 1000 x 1000 logits
-// with seed 99 two label elements then fell outside the bound (triptych check found it). This seed
-// replays that case on every variant.
+// The gradient is (softmax - one_hot) / rows: two roundings, which the check's bound counts. The
+// GPU kernels once multiplied by a rounded 1 / rows instead, a third rounding; on 1000 x 1000
+// logits with seed 99 two label elements then fell outside the bound (triptych check found it).
+// This seed replays that case on every variant.
 TEST_CASE(
     "every variant's softmax cross-entropy gradient divides by the row count, within the bound "
     "even for the label elements of 1000 x 1000 logits where a rounded 1 / rows was caught",

@@ -12,10 +12,11 @@
 using namespace triptych;
 using testing::require_pass;
 
-TEST_CASE("every variant's gemm matches the float64 reference for every transposition, "
-          "including shapes that are not tile multiples",
-          "[gemm]") {
-    const GemmShape sizes[] = {{1, 1, 1},     {17, 33, 5},    {67, 45, 91},
+TEST_CASE(
+    "every variant's gemm matches the float64 reference for every transposition, "
+    "including shapes that are not tile multiples",
+    "[gemm]") {
+    const GemmShape sizes[] = {{1, 1, 1},       {17, 33, 5},     {67, 45, 91},
                                {128, 128, 128}, {257, 129, 511}, {3, 300, 2}};
     for (const std::string& variant : backend_names()) {
         const Backend& b = backend(variant);
@@ -44,10 +45,10 @@ TEST_CASE("every variant's ReLU forward and backward are exact, for any length",
         const Backend& b = backend(variant);
         for (const Shape& s : shapes) {
             for (check::Output out : {check::Output::separate, check::Output::in_place}) {
-                require_pass(check::check_activation_forward(b, Activation::relu, s, out,
-                                                             testing::seed()));
-                require_pass(check::check_activation_backward(b, Activation::relu, s, out,
-                                                              testing::seed()));
+                require_pass(
+                    check::check_activation_forward(b, Activation::relu, s, out, testing::seed()));
+                require_pass(
+                    check::check_activation_backward(b, Activation::relu, s, out, testing::seed()));
             }
         }
     }
@@ -83,5 +84,6 @@ TEST_CASE("an op that leaves its output unwritten fails the cross-check", "[relu
         std::string device() const override { return "test"; }
     } lazy;
     CHECK_FALSE(check::check_activation_forward(lazy, Activation::relu, Shape{100},
-                                                check::Output::separate, testing::seed()).comparison.passed);
+                                                check::Output::separate, testing::seed())
+                    .comparison.passed);
 }

@@ -11,8 +11,8 @@
 
 #include "check/crosscheck.hpp"
 #include "common/host_backend.hpp"
-#include "common/random.hpp"
 #include "common/pooling.hpp"
+#include "common/random.hpp"
 #include "cpu/naive/pool2d.hpp"
 #include "tests/finite_difference.hpp"
 #include "tests/seed.hpp"
@@ -47,28 +47,27 @@ enum class Mistake { last_of_ties, padding_as_zero };
 
 template <Mistake mistake>
 void sloppy_max_pool(const Pool2dShape& s, const float* x, float* y, float* argmax) {
-        const std::int64_t P = s.P(), Q = s.Q();
-        for (std::int64_t plane = 0; plane < s.N * s.C; ++plane) {
-            const float* in = x + plane * s.H * s.W;
-            for (std::int64_t p = 0; p < P; ++p)
-                for (std::int64_t q = 0; q < Q; ++q) {
-                    const PoolWindow win = pool_window(s, p, q);
-                    std::int64_t best = win.h0 * s.W + win.w0;
-                    for (std::int64_t h = win.h0; h < win.h1; ++h)
-                        for (std::int64_t w = win.w0; w < win.w1; ++w) {
-                            const float v = in[h * s.W + w];
-                            if (v > in[best] ||
-                                (mistake == Mistake::last_of_ties && v == in[best]))
-                                best = h * s.W + w;
-                        }
-                    float value = in[best];
-                    const bool over_padding = win.count() < s.window_h * s.window_w;
-                    if (mistake == Mistake::padding_as_zero && over_padding)
-                        value = std::max(value, 0.0f);
-                    y[plane * P * Q + p * Q + q] = value;
-                    argmax[plane * P * Q + p * Q + q] = float(best);
-                }
-        }
+    const std::int64_t P = s.P(), Q = s.Q();
+    for (std::int64_t plane = 0; plane < s.N * s.C; ++plane) {
+        const float* in = x + plane * s.H * s.W;
+        for (std::int64_t p = 0; p < P; ++p)
+            for (std::int64_t q = 0; q < Q; ++q) {
+                const PoolWindow win = pool_window(s, p, q);
+                std::int64_t best = win.h0 * s.W + win.w0;
+                for (std::int64_t h = win.h0; h < win.h1; ++h)
+                    for (std::int64_t w = win.w0; w < win.w1; ++w) {
+                        const float v = in[h * s.W + w];
+                        if (v > in[best] || (mistake == Mistake::last_of_ties && v == in[best]))
+                            best = h * s.W + w;
+                    }
+                float value = in[best];
+                const bool over_padding = win.count() < s.window_h * s.window_w;
+                if (mistake == Mistake::padding_as_zero && over_padding)
+                    value = std::max(value, 0.0f);
+                y[plane * P * Q + p * Q + q] = value;
+                argmax[plane * P * Q + p * Q + q] = float(best);
+            }
+    }
 }
 
 template <Mistake mistake>

@@ -72,9 +72,7 @@ void check_png(const fs::path& png) {
     CHECK(fs::file_size(png) > 10'000);  // axes, a curve and labels, not a blank image
 }
 
-std::string quoted(const fs::path& path) {
-    return "'" + path.string() + "'";
-}
+std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
 
 }  // namespace
 

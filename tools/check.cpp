@@ -36,22 +36,22 @@ void print_help() {
 
 void print_row(const check::CaseResult& r, const std::string& verdict) {
     std::printf("%-23s %-14s %-26.26s %-50s %10.3g %10.3g  %-24s %s\n", r.op.c_str(),
-                r.variant.c_str(), r.device.c_str(), r.shape.c_str(),
-                r.comparison.max_abs_error, r.comparison.relative_error, r.tolerance.c_str(),
-                verdict.c_str());
+                r.variant.c_str(), r.device.c_str(), r.shape.c_str(), r.comparison.max_abs_error,
+                r.comparison.relative_error, r.tolerance.c_str(), verdict.c_str());
 }
 
 // A case the variant does not run (Unsupported), and why.
 void print_not_run(const std::string& op, const std::string& variant, const std::string& device,
                    const std::string& shape, const std::string& why) {
-    std::printf("%-23s %-14s %-26.26s %-50s n/a: %s\n", op.c_str(), variant.c_str(),
-                device.c_str(), shape.c_str(), why.c_str());
+    std::printf("%-23s %-14s %-26.26s %-50s n/a: %s\n", op.c_str(), variant.c_str(), device.c_str(),
+                shape.c_str(), why.c_str());
 }
 
 // The backends an op is checked on: every variant and each of its versions of the op's kernels
 // (check::versions_to_check); with --backend, that one, which must have a version of the op when
 // it names one.
-std::vector<std::string> backends_to_check(const check::OpDescription& op, const std::string& only) {
+std::vector<std::string> backends_to_check(const check::OpDescription& op,
+                                           const std::string& only) {
     if (only.empty()) {
         std::vector<std::string> names;
         for (const std::string& variant : backend_names())
@@ -102,7 +102,8 @@ int check_main(const Args& args) {
     }
     std::uint64_t seed = fresh_seed();
     if (options.has("--seed")) {
-        const std::vector<std::int64_t> parsed = check::parse_sizes("--seed", options.get("--seed"));
+        const std::vector<std::int64_t> parsed =
+            check::parse_sizes("--seed", options.get("--seed"));
         if (parsed.size() != 1 || parsed[0] < 0)
             throw InvalidArgument("--seed takes one non-negative integer");
         seed = static_cast<std::uint64_t>(parsed[0]);
@@ -110,8 +111,8 @@ int check_main(const Args& args) {
 
     std::printf("seed %llu (replay with --seed %llu)\n\n", (unsigned long long)seed,
                 (unsigned long long)seed);
-    std::printf("%-23s %-14s %-26s %-50s %10s %10s  %-24s %s\n", "op", "variant", "device",
-                "shape", "max abs", "rel error", "tolerance", "result");
+    std::printf("%-23s %-14s %-26s %-50s %10s %10s  %-24s %s\n", "op", "variant", "device", "shape",
+                "max abs", "rel error", "tolerance", "result");
     int passed = 0, failed = 0, unsupported = 0;
     for (const check::OpDescription* op : ops) {
         const std::vector<std::string> shapes =

@@ -10,11 +10,11 @@ namespace triptych::tools {
 
 using Args = std::vector<std::string>;
 
-int info_main(const Args& args);    // tools/info.cpp
-int check_main(const Args& args);   // tools/check.cpp
-int bench_main(const Args& args);   // tools/report.cpp
-int report_main(const Args& args);  // tools/report.cpp
-int train_main(const Args& args);   // tools/train.cpp
+int info_main(const Args& args);      // tools/info.cpp
+int check_main(const Args& args);     // tools/check.cpp
+int bench_main(const Args& args);     // tools/report.cpp
+int report_main(const Args& args);    // tools/report.cpp
+int train_main(const Args& args);     // tools/train.cpp
 int versions_main(const Args& args);  // tools/versions.cpp
 
 }  // namespace triptych::tools

@@ -17,9 +17,10 @@ namespace triptych::tools {
 int info_main(const Args& args) {
     Options options("info", args, {}, {"--help"});
     if (options.has("--help")) {
-        std::puts("usage: triptych info\n\nPrints the build flavor (cuda, sim or off), the "
-                  "compiler, the CPU threads OpenMP uses,\nthe GPU (name, SMs, memory, compute "
-                  "capability) or 'simulator' / 'none', and the backends.");
+        std::puts(
+            "usage: triptych info\n\nPrints the build flavor (cuda, sim or off), the "
+            "compiler, the CPU threads OpenMP uses,\nthe GPU (name, SMs, memory, compute "
+            "capability) or 'simulator' / 'none', and the backends.");
         return 0;
     }
     std::printf("build:       TRIPTYCH_GPU=%s\n", TRIPTYCH_GPU_FLAVOR);
@@ -31,8 +32,9 @@ int info_main(const Args& args) {
     if (!gpu::available()) {
         std::printf("GPU:         none visible\n");
     } else if (const gpu::DeviceInfo d = gpu::info(); d.simulated) {
-        std::printf("GPU:         simulator (GPU kernels run on the CPU; their timings say nothing "
-                    "about a GPU)\n");
+        std::printf(
+            "GPU:         simulator (GPU kernels run on the CPU; their timings say nothing "
+            "about a GPU)\n");
     } else {
         std::printf("GPU:         %s, %d SMs, %.1f GiB, compute capability %d.%d\n", d.name.c_str(),
                     d.multiprocessors, d.memory_bytes / double(1u << 30), d.major, d.minor);

@@ -19,6 +19,7 @@ packages=(
   zlib1g-dev                     # reading gzip-compressed IDX files (MNIST format)
   dataset-fashion-mnist          # the default training data (/usr/share/datasets/fashion-mnist)
   python3-matplotlib             # the report's charts
+  clang-format                   # tools/format.sh: the layout every C++ and CUDA file follows
 )
 case "${1-}" in
   "") ;;

@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 // While a child runs, Ctrl-C must stop the child, not us: we still have temporary files to remove.
 // The child gets default signal handling back (see run_program).
 class IgnoreInterrupts {
-  public:
+public:
     IgnoreInterrupts() {
         old_int_ = std::signal(SIGINT, SIG_IGN);
         old_term_ = std::signal(SIGTERM, SIG_IGN);
@@ -36,7 +36,7 @@ class IgnoreInterrupts {
         std::signal(SIGTERM, old_term_);
     }
 
-  private:
+private:
     void (*old_int_)(int);
     void (*old_term_)(int);
 };

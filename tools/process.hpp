@@ -32,7 +32,7 @@ void run_python_script(const std::string& script, const std::vector<std::string>
 
 // A temporary file, created empty and removed on destruction unless `keep_as` renamed it.
 class TemporaryFile {
-  public:
+public:
     // `<directory>/.<stem>.tmp-XXXXXX<extension>`, readable as a normal file would be. The
     // extension stays last, for programs that choose a format by it (matplotlib's savefig).
     TemporaryFile(const std::filesystem::path& directory, const std::string& stem,
@@ -45,7 +45,7 @@ class TemporaryFile {
     // Renames the file to `target` (in the same directory, so the rename is atomic).
     void keep_as(const std::filesystem::path& target);
 
-  private:
+private:
     std::filesystem::path path_;
 };
 

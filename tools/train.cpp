@@ -247,7 +247,7 @@ nn::TrainingState resume(Settings& s, const Options& options, const ImageSet& tr
 // "loss" is the mean over the epoch's images so far. Drawn only on a terminal: in a log file the
 // redraws would be noise.
 class ProgressBar {
-  public:
+public:
     ProgressBar(int epoch, int epochs)
         : epoch_(epoch), epochs_(epochs), shown_(isatty(STDERR_FILENO) != 0) {}
 
@@ -273,7 +273,7 @@ class ProgressBar {
         if (drawn_) std::fprintf(stderr, "\r%110s\r", "");
     }
 
-  private:
+private:
     int epoch_, epochs_;
     bool shown_;
     bool drawn_ = false;

@@ -67,7 +67,7 @@ std::vector<float> read_floats(const char* p, std::int64_t count) {
 
 // The header, line by line; every malformed or missing line is a DataError naming the file.
 class HeaderReader {
-  public:
+public:
     HeaderReader(const std::filesystem::path& path, const std::string& bytes)
         : path_(path), bytes_(bytes) {}
 
@@ -114,7 +114,7 @@ class HeaderReader {
     std::size_t offset() const { return offset_; }
     int line_number() const { return line_number_; }
 
-  private:
+private:
     const std::filesystem::path& path_;
     const std::string& bytes_;
     std::size_t offset_ = 0;

@@ -10,7 +10,8 @@ Dense::Dense(const Backend& backend, std::int64_t in, std::int64_t out, Activati
     DenseShape{1, in, out, activation}.validate();
     const std::vector<float> weights =
         initial_weights(in * out, double(in), double(out), activation, seed);
-    W_ = Parameter{"dense.W", backend.upload(Shape{out, in}, weights), backend.allocate(Shape{out, in})};
+    W_ = Parameter{"dense.W", backend.upload(Shape{out, in}, weights),
+                   backend.allocate(Shape{out, in})};
     const std::vector<float> zeros(static_cast<std::size_t>(out), 0.0f);
     b_ = Parameter{"dense.b", backend.upload(Shape{out}, zeros), backend.allocate(Shape{out})};
 }

@@ -39,14 +39,14 @@ private:
     std::int64_t in_, out_;
     Activation activation_;
     Parameter W_, b_;
-    Tensor x_;   // the last input (kept for dW)
-    Tensor y_;   // the last output (kept for act')
-    Tensor z_;   // x * W^T + b, kept where act' needs it (backward_works_from_output is false)
+    Tensor x_;  // the last input (kept for dW)
+    Tensor y_;  // the last output (kept for act')
+    Tensor z_;  // x * W^T + b, kept where act' needs it (backward_works_from_output is false)
     Tensor dz_, dx_;
 };
 
-// Activation layers on their own: y = act(x), dx = dy * act'(x), act' read from x or y, whichever the
-// activation's backward pass takes (common/activations.hpp).
+// Activation layers on their own: y = act(x), dx = dy * act'(x), act' read from x or y, whichever
+// the activation's backward pass takes (common/activations.hpp).
 class ActivationLayer final : public Layer {
 public:
     ActivationLayer(const Backend& backend, Activation activation);
@@ -58,6 +58,5 @@ private:
     Activation activation_;
     Tensor x_, y_, dx_;
 };
-
 
 }  // namespace triptych::nn

@@ -25,7 +25,7 @@ struct NamedTensor {
 };
 
 class Optimizer {
-  public:
+public:
     // `parameters` must outlive the optimizer (they belong to the model). config.validate() is
     // called here.
     Optimizer(const Backend& backend, std::vector<Parameter*> parameters,
@@ -46,7 +46,7 @@ class Optimizer {
     // Every state tensor, named after its parameter, in a fixed order (for checkpoints).
     std::vector<NamedTensor> state();
 
-  private:
+private:
     const Backend* backend_;
     std::vector<Parameter*> parameters_;
     OptimizerConfig config_;

@@ -33,9 +33,7 @@ MaxPool2d::MaxPool2d(const Backend& backend, const Pool2dOptions& options)
     validate_options("max_pool2d", options);
 }
 
-std::string MaxPool2d::name() const {
-    return pool_name("max_pool2d", options_);
-}
+std::string MaxPool2d::name() const { return pool_name("max_pool2d", options_); }
 
 const Tensor& MaxPool2d::forward(const Tensor& x) {
     shape_ = pool_shape("max_pool2d", options_, x);
@@ -54,9 +52,7 @@ AvgPool2d::AvgPool2d(const Backend& backend, const Pool2dOptions& options)
     validate_options("avg_pool2d", options);
 }
 
-std::string AvgPool2d::name() const {
-    return pool_name("avg_pool2d", options_);
-}
+std::string AvgPool2d::name() const { return pool_name("avg_pool2d", options_); }
 
 const Tensor& AvgPool2d::forward(const Tensor& x) {
     shape_ = pool_shape("avg_pool2d", options_, x);

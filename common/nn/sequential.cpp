@@ -89,9 +89,7 @@ std::string Sequential::summary() const {
     return out + line;
 }
 
-void Sequential::set_timing(bool on) {
-    timing_ = on;
-}
+void Sequential::set_timing(bool on) { timing_ = on; }
 
 void Sequential::reset_layer_times() {
     for (LayerTime& t : times_) t = LayerTime{t.layer};

@@ -31,7 +31,7 @@
 namespace triptych::nn {
 
 class Sequential final : public Layer {
-  public:
+public:
     explicit Sequential(const Backend& backend) : Layer(backend) {}
 
     // Appends a layer of type L, built on this model's backend with `args` after the backend;
@@ -67,7 +67,7 @@ class Sequential final : public Layer {
     const std::vector<LayerTime>& layer_times() const { return times_; }
     void reset_layer_times();
 
-  private:
+private:
     void append(std::unique_ptr<Layer> layer);
 
     std::vector<std::unique_ptr<Layer>> layers_;

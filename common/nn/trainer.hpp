@@ -51,7 +51,7 @@ struct EpochResult {
 using ProgressCallback = std::function<void(std::int64_t done, std::int64_t total, float loss)>;
 
 class Trainer {
-  public:
+public:
     // `model` and `optimizer` must outlive the trainer and share one backend.
     Trainer(Sequential& model, Optimizer& optimizer, const TrainOptions& options);
 
@@ -63,7 +63,7 @@ class Trainer {
     // The fraction of `data` whose largest logit is at its label, in batches of `batch`.
     double accuracy(const ImageSet& data, std::int64_t batch = 1000);
 
-  private:
+private:
     Sequential* model_;
     Optimizer* optimizer_;
     TrainOptions options_;

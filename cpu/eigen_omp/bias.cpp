@@ -37,12 +37,12 @@ void bias_backward(std::int64_t rows, std::int64_t cols, const float* dy, float*
 }  // namespace
 
 [[maybe_unused]] const bool registered =
-    register_kernel("cpu_eigen_omp", ops::bias_add,
-                    {2, "simd_threads", "Eigen's rowwise() broadcast, a slice of rows per thread",
-                     bias_add}) &&
-    register_kernel("cpu_eigen_omp", ops::bias_backward,
-                    {2, "simd_threads",
-                     "each thread sums its slice of columns, row after row, in SIMD lanes",
-                     bias_backward});
+    register_kernel(
+        "cpu_eigen_omp", ops::bias_add,
+        {2, "simd_threads", "Eigen's rowwise() broadcast, a slice of rows per thread", bias_add}) &&
+    register_kernel(
+        "cpu_eigen_omp", ops::bias_backward,
+        {2, "simd_threads", "each thread sums its slice of columns, row after row, in SIMD lanes",
+         bias_backward});
 
 }  // namespace triptych::cpu_eigen_omp

@@ -291,8 +291,8 @@ void conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm algorithm, cons
     register_kernel("cpu_eigen_omp", ops::conv2d_backward_data,
                     {2, "blocked", "the same three algorithms on the transposed convolution",
                      conv2d_backward_data}) &&
-    register_kernel("cpu_eigen_omp", ops::conv2d_backward_weights,
-                    {2, "blocked", "per-chunk partial sums added in chunk order",
-                     conv2d_backward_weights});
+    register_kernel(
+        "cpu_eigen_omp", ops::conv2d_backward_weights,
+        {2, "blocked", "per-chunk partial sums added in chunk order", conv2d_backward_weights});
 
 }  // namespace triptych::cpu_eigen_omp

@@ -294,8 +294,8 @@ Correlation plan(std::int64_t in_channels, std::int64_t out_channels, std::int64
 }
 
 // out (N, out_channels, P, Q) = bias + the correlation of every image of in (N, in_channels,
-// H, W), placed `at` in g's padded plane. OpenMP over batches of images; each thread pads one image at a
-// time into its own scratch.
+// H, W), placed `at` in g's padded plane. OpenMP over batches of images; each thread pads one image
+// at a time into its own scratch.
 void correlate_batch(const Correlation& g, std::int64_t N, const float* in, std::int64_t H,
                      std::int64_t W, Placement at, const float* filters, const float* bias,
                      float* out) {

@@ -148,7 +148,7 @@ enum class Role { first, second, product };
 // sets came from the kernel page by page (measured: page faults, 10% of the forward time).
 // Thread-local keeps concurrent calls apart; a call uses each Role once, so it is re-entrant.
 class Spectra {
-  public:
+public:
     Spectra(const FftGrid& grid, std::int64_t count, Role role)
         : Fh_(grid.Fh),
           count_(count),
@@ -165,7 +165,7 @@ class Spectra {
     Eigen::Map<ComplexMatrix> matrix() { return {data_, Fh_, matrix_columns_}; }
     Eigen::Map<const ComplexMatrix> matrix() const { return {data_, Fh_, matrix_columns_}; }
 
-  private:
+private:
     static Complex* storage(Role role, std::int64_t size) {
         thread_local ComplexArray buffers[3];  // uninitialised: every value is written before read
         ComplexArray& buffer = buffers[static_cast<int>(role)];
@@ -179,7 +179,7 @@ class Spectra {
 
 // One thread's 2D transforms of planes placed on a grid at `at`.
 class PlaneFft {
-  public:
+public:
     PlaneFft(const FftGrid& grid, const Placement& at)
         : grid_(grid),
           at_(at),
@@ -223,7 +223,7 @@ class PlaneFft {
         }
     }
 
-  private:
+private:
     const FftGrid& grid_;
     const Placement& at_;
     Eigen::FFT<float> fft_;
@@ -295,8 +295,8 @@ void filter_inverse(const FftGrid& grid, const Conv2dShape& s, const Spectra& Z,
 
 // The channel sum of a pass, at every frequency, for a < A, b < B, s < S:
 //   Z(z_index(a, b)) = sum_s P(p_index(a, s)) * Q(q_index(b, s)),  Q conjugated if conjugate_q.
-// OpenMP over batches of spectrum columns: a thread sweeps one column of every plane of P, Q and Z (for the
-// 11x11 bench layer 80 + 160 + 80 KB, in L2) before the next.
+// OpenMP over batches of spectrum columns: a thread sweeps one column of every plane of P, Q and Z
+// (for the 11x11 bench layer 80 + 160 + 80 KB, in L2) before the next.
 template <bool conjugate_q, typename ZIndex, typename PIndex, typename QIndex>
 Spectra channel_sum(const FftGrid& grid, std::int64_t A, std::int64_t B, std::int64_t S,
                     ZIndex z_index, const Spectra& P, PIndex p_index, const Spectra& Q,

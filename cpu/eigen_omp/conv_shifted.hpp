@@ -14,8 +14,7 @@ bool shifted_gemm_fits(const Conv2dShape& s);
 
 void conv2d_forward_shifted(const Conv2dShape& s, const float* x, const float* w, const float* b,
                             float* y);
-void conv2d_backward_data_shifted(const Conv2dShape& s, const float* dy, const float* w,
-                                  float* dx);
+void conv2d_backward_data_shifted(const Conv2dShape& s, const float* dy, const float* w, float* dx);
 void conv2d_backward_weights_shifted(const Conv2dShape& s, const float* x, const float* dy,
                                      float* dw);
 

@@ -39,9 +39,10 @@ void bias_and_activation(kernels::Map* activation, std::int64_t rows, std::int64
 
 void dense_forward(const DenseShape& s, const float* X, const float* W, const float* b, float* Y) {
     gemm(s.gemm(), X, W, Y);  // Y = X * W^T, (batch, out)
-    kernels::Map* const activation = s.activation == Activation::none
-                                         ? nullptr
-                                         : default_kernel("cpu_eigen_omp", forward_op(s.activation));
+    kernels::Map* const activation =
+        s.activation == Activation::none
+            ? nullptr
+            : default_kernel("cpu_eigen_omp", forward_op(s.activation));
     const std::int64_t rows_per_block = std::max<std::int64_t>(1, block_floats / s.out);
     for_each_slice(s.batch, s.out, [&](std::int64_t begin, std::int64_t count) {
         for (std::int64_t row = begin; row < begin + count; row += rows_per_block) {

@@ -46,8 +46,8 @@ void gelu_backward(std::int64_t n, const float* x, const float* dy, float* dx) {
     register_kernel("cpu_eigen_omp", ops::gelu_forward,
                     {2, "simd_threads", "Eigen's vectorised tanh over one slice per OpenMP thread",
                      gelu_forward}) &&
-    register_kernel("cpu_eigen_omp", ops::gelu_backward,
-                    {2, "simd_threads", "Eigen arrays over one slice per OpenMP thread",
-                     gelu_backward});
+    register_kernel(
+        "cpu_eigen_omp", ops::gelu_backward,
+        {2, "simd_threads", "Eigen arrays over one slice per OpenMP thread", gelu_backward});
 
 }  // namespace triptych::cpu_eigen_omp

@@ -68,9 +68,7 @@ void multiply_in_panels(const OpA& opA, const OpB& opB, Eigen::Map<RowMajorMatri
 
 }  // namespace
 
-void use_one_thread_pool() {
-    openblas_set_num_threads(1);
-}
+void use_one_thread_pool() { openblas_set_num_threads(1); }
 
 void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
     // A is stored (M, K) or (K, M); B is stored (K, N) or (N, K); C is (M, N).

@@ -63,9 +63,9 @@ float softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const float
 }  // namespace
 
 [[maybe_unused]] const bool registered =
-    register_kernel("cpu_eigen_omp", ops::mse_loss,
-                    {2, "simd_threads", "one pass writing the gradient and summing fixed chunks",
-                     mse_loss}) &&
+    register_kernel(
+        "cpu_eigen_omp", ops::mse_loss,
+        {2, "simd_threads", "one pass writing the gradient and summing fixed chunks", mse_loss}) &&
     register_kernel("cpu_eigen_omp", ops::softmax_cross_entropy,
                     {2, "simd_threads", "one pass per row, rows in fixed chunks over the threads",
                      softmax_cross_entropy});

@@ -1,9 +1,9 @@
 // cpu_eigen_omp: what a good CPU implementation looks like. Eigen for dense algebra (its products
 // call OpenBLAS's sgemm when built with TRIPTYCH_EIGEN_BLAS, the default; see lessons/02), OpenMP
 // for the loops Eigen does not parallelise (parallel.hpp: how the work is split). One op per file
-// (gemm.cpp, relu.cpp, sigmoid.cpp, tanh.cpp, gelu.cpp, bias.cpp, softmax.cpp, losses.cpp, reduce.cpp,
-// dense.cpp, conv2d.cpp, pool2d.cpp, optimizer.cpp), each registering its kernels at its bottom
-// (common/kernels.hpp). Shapes and math as in the Backend methods of the same names
+// (gemm.cpp, relu.cpp, sigmoid.cpp, tanh.cpp, gelu.cpp, bias.cpp, softmax.cpp, losses.cpp,
+// reduce.cpp, dense.cpp, conv2d.cpp, pool2d.cpp, optimizer.cpp), each registering its kernels at
+// its bottom (common/kernels.hpp). Shapes and math as in the Backend methods of the same names
 // (common/backend.hpp).
 //
 // This header declares what one file of the panel calls in another.

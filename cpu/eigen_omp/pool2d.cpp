@@ -24,11 +24,11 @@
 // window_h rows of dx it covers, a contiguous vectorised add.
 //
 // Eigen has no part here: a window's strided rows have no Eigen expression that beats these loops.
-// Measured on this 2-core machine before with_stride and the 2x2 loop, medians of three runs (it was shared with compilers, so the
-// one-thread CPU times are the steadier figures): 16x64x112x112, 3x3 stride 2, one thread, max
-// forward 38 ms (PyTorch 1.13: 105 ms), average forward 18 ms (52 ms); with both threads,
-// wall-clock, max forward 87 ms (PyTorch: 236 ms). 64x6x28x28, 2x2 stride 2, one thread: max
-// forward 0.8 ms (1.9 ms), average forward 0.35 ms (1.4 ms).
+// Measured on this 2-core machine before with_stride and the 2x2 loop, medians of three runs (it
+// was shared with compilers, so the one-thread CPU times are the steadier figures): 16x64x112x112,
+// 3x3 stride 2, one thread, max forward 38 ms (PyTorch 1.13: 105 ms), average forward 18 ms (52
+// ms); with both threads, wall-clock, max forward 87 ms (PyTorch: 236 ms). 64x6x28x28, 2x2 stride
+// 2, one thread: max forward 0.8 ms (1.9 ms), average forward 0.35 ms (1.4 ms).
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -153,9 +153,10 @@ bool two_by_two(const Pool2dShape& s) {
 
 // One plane of two_by_two windows: each output compares its window's four inputs, two
 // neighbours in each of two rows, in row-major order, a later one winning only when strictly
-// larger or the first NaN (replaces_max). max_pool_plane's loops over taps and edges cost more than the work on
-// rows as short as LeNet's (14 and 5 outputs). Forward on 64x6x28x28, 2 threads, medians of 3
-// rounds: 0.36 ms by max_pool_plane, 0.089 ms by this; LeNet's training step 5.0 -> 4.2 ms.
+// larger or the first NaN (replaces_max). max_pool_plane's loops over taps and edges cost more than
+// the work on rows as short as LeNet's (14 and 5 outputs). Forward on 64x6x28x28, 2 threads,
+// medians of 3 rounds: 0.36 ms by max_pool_plane, 0.089 ms by this; LeNet's training step 5.0
+// -> 4.2 ms.
 void max_pool_plane_2x2(const Pool2dShape& s, const float* in, float* y, float* argmax) {
     const std::int64_t P = s.P(), Q = s.Q(), W = s.W;
     const float right = 1.0f, below = float(W), below_right = float(W + 1);
@@ -266,17 +267,19 @@ void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx) {
 }  // namespace
 
 [[maybe_unused]] const bool registered =
-    register_kernel("cpu_eigen_omp", ops::max_pool2d_forward,
-                    {2, "row_taps", "a whole output row per window tap, vectorised; planes over threads",
-                     max_pool2d_forward}) &&
-    register_kernel("cpu_eigen_omp", ops::max_pool2d_backward,
-                    {2, "planes", "each thread scatters into its own planes of dx",
-                     max_pool2d_backward}) &&
-    register_kernel("cpu_eigen_omp", ops::avg_pool2d_forward,
-                    {2, "row_taps", "a whole output row per window tap, vectorised; planes over threads",
-                     avg_pool2d_forward}) &&
-    register_kernel("cpu_eigen_omp", ops::avg_pool2d_backward,
-                    {2, "planes", "each thread spreads into its own planes of dx",
-                     avg_pool2d_backward});
+    register_kernel(
+        "cpu_eigen_omp", ops::max_pool2d_forward,
+        {2, "row_taps", "a whole output row per window tap, vectorised; planes over threads",
+         max_pool2d_forward}) &&
+    register_kernel(
+        "cpu_eigen_omp", ops::max_pool2d_backward,
+        {2, "planes", "each thread scatters into its own planes of dx", max_pool2d_backward}) &&
+    register_kernel(
+        "cpu_eigen_omp", ops::avg_pool2d_forward,
+        {2, "row_taps", "a whole output row per window tap, vectorised; planes over threads",
+         avg_pool2d_forward}) &&
+    register_kernel(
+        "cpu_eigen_omp", ops::avg_pool2d_backward,
+        {2, "planes", "each thread spreads into its own planes of dx", avg_pool2d_backward});
 
 }  // namespace triptych::cpu_eigen_omp

@@ -35,8 +35,8 @@ void relu_backward(std::int64_t n, const float* x, const float* dy, float* dx) {
     register_kernel("cpu_eigen_omp", ops::relu_forward,
                     {2, "simd_threads", "Eigen's SIMD select over one slice per OpenMP thread",
                      relu_forward}) &&
-    register_kernel("cpu_eigen_omp", ops::relu_backward,
-                    {2, "simd_threads", "Eigen's SIMD select over one slice per OpenMP thread",
-                     relu_backward});
+    register_kernel(
+        "cpu_eigen_omp", ops::relu_backward,
+        {2, "simd_threads", "Eigen's SIMD select over one slice per OpenMP thread", relu_backward});
 
 }  // namespace triptych::cpu_eigen_omp

@@ -35,8 +35,8 @@ void sigmoid_backward(std::int64_t n, const float* y, const float* dy, float* dx
     register_kernel("cpu_eigen_omp", ops::sigmoid_forward,
                     {2, "simd_threads", "Eigen's vectorised exp over one slice per OpenMP thread",
                      sigmoid_forward}) &&
-    register_kernel("cpu_eigen_omp", ops::sigmoid_backward,
-                    {2, "simd_threads", "Eigen arrays over one slice per OpenMP thread",
-                     sigmoid_backward});
+    register_kernel(
+        "cpu_eigen_omp", ops::sigmoid_backward,
+        {2, "simd_threads", "Eigen arrays over one slice per OpenMP thread", sigmoid_backward});
 
 }  // namespace triptych::cpu_eigen_omp

@@ -40,11 +40,13 @@ void softmax_backward(std::int64_t rows, std::int64_t cols, const float* y, cons
 }  // namespace
 
 [[maybe_unused]] const bool registered =
-    register_kernel("cpu_eigen_omp", ops::softmax_forward,
-                    {2, "simd_threads", "Eigen's SIMD passes over each row, a slice of rows per thread",
-                     softmax_forward}) &&
-    register_kernel("cpu_eigen_omp", ops::softmax_backward,
-                    {2, "simd_threads", "Eigen's SIMD dot product per row, a slice of rows per thread",
-                     softmax_backward});
+    register_kernel(
+        "cpu_eigen_omp", ops::softmax_forward,
+        {2, "simd_threads", "Eigen's SIMD passes over each row, a slice of rows per thread",
+         softmax_forward}) &&
+    register_kernel(
+        "cpu_eigen_omp", ops::softmax_backward,
+        {2, "simd_threads", "Eigen's SIMD dot product per row, a slice of rows per thread",
+         softmax_backward});
 
 }  // namespace triptych::cpu_eigen_omp

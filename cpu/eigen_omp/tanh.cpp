@@ -34,8 +34,8 @@ void tanh_backward(std::int64_t n, const float* y, const float* dy, float* dx) {
     register_kernel("cpu_eigen_omp", ops::tanh_forward,
                     {2, "simd_threads", "Eigen's vectorised tanh over one slice per OpenMP thread",
                      tanh_forward}) &&
-    register_kernel("cpu_eigen_omp", ops::tanh_backward,
-                    {2, "simd_threads", "Eigen arrays over one slice per OpenMP thread",
-                     tanh_backward});
+    register_kernel(
+        "cpu_eigen_omp", ops::tanh_backward,
+        {2, "simd_threads", "Eigen arrays over one slice per OpenMP thread", tanh_backward});
 
 }  // namespace triptych::cpu_eigen_omp

@@ -32,8 +32,8 @@ void bias_backward(std::int64_t rows, std::int64_t cols, const T* dy, T* dbias) 
 [[maybe_unused]] inline const bool bias_registered =
     register_kernel("cpu_naive", ops::bias_add,
                     {1, "loops", "the definition, row after row", bias_add<float>}) &&
-    register_kernel("cpu_naive", ops::bias_backward,
-                    {1, "loops", "the definition: each column summed top to bottom",
-                     bias_backward<float>});
+    register_kernel(
+        "cpu_naive", ops::bias_backward,
+        {1, "loops", "the definition: each column summed top to bottom", bias_backward<float>});
 
 }  // namespace triptych::cpu_naive

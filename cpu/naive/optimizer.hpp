@@ -19,12 +19,12 @@ void optimizer_step(const OptimizerRule<T>& rule, std::int64_t n, T* w, const T*
                          s1 != nullptr ? s1[i] : unused);
 }
 
-[[maybe_unused]] inline const bool optimizer_registered = register_kernel(
-    "cpu_naive", ops::optimizer_step,
-    {1, "loop", "the rule applied to every element of every tensor, in order",
-     [](const OptimizerRule<float>& rule, std::span<const OptimizerSlot> tensors) {
-         for (const OptimizerSlot& t : tensors)
-             optimizer_step(rule, t.n, t.value, t.grad, t.state0, t.state1);
-     }});
+[[maybe_unused]] inline const bool optimizer_registered =
+    register_kernel("cpu_naive", ops::optimizer_step,
+                    {1, "loop", "the rule applied to every element of every tensor, in order",
+                     [](const OptimizerRule<float>& rule, std::span<const OptimizerSlot> tensors) {
+                         for (const OptimizerSlot& t : tensors)
+                             optimizer_step(rule, t.n, t.value, t.grad, t.state0, t.state1);
+                     }});
 
 }  // namespace triptych::cpu_naive

@@ -83,15 +83,15 @@ void avg_pool2d_backward(const Pool2dShape& s, const T* dy, T* dx) {
 }
 
 [[maybe_unused]] inline const bool pool2d_registered =
-    register_kernel("cpu_naive", ops::max_pool2d_forward,
-                    {1, "loops", "every window scanned in row-major order",
-                     max_pool2d_forward<float>}) &&
-    register_kernel("cpu_naive", ops::max_pool2d_backward,
-                    {1, "loops", "dx zeroed, then every dy added at its argmax",
-                     max_pool2d_backward<float>}) &&
-    register_kernel("cpu_naive", ops::avg_pool2d_forward,
-                    {1, "loops", "every window's mean over the inputs it covers",
-                     avg_pool2d_forward<float>}) &&
+    register_kernel(
+        "cpu_naive", ops::max_pool2d_forward,
+        {1, "loops", "every window scanned in row-major order", max_pool2d_forward<float>}) &&
+    register_kernel(
+        "cpu_naive", ops::max_pool2d_backward,
+        {1, "loops", "dx zeroed, then every dy added at its argmax", max_pool2d_backward<float>}) &&
+    register_kernel(
+        "cpu_naive", ops::avg_pool2d_forward,
+        {1, "loops", "every window's mean over the inputs it covers", avg_pool2d_forward<float>}) &&
     register_kernel("cpu_naive", ops::avg_pool2d_backward,
                     {1, "loops", "dx zeroed, then every dy spread over its window",
                      avg_pool2d_backward<float>});

@@ -22,9 +22,9 @@ T sum(std::int64_t n, const T* x) {
 }
 
 // One thread, one order: both modes of Reduction are the same loop.
-[[maybe_unused]] inline const bool sum_registered = register_kernel(
-    "cpu_naive", ops::sum,
-    {1, "loop", "one accumulator, first element to last",
-     [](std::int64_t n, const float* x, Reduction) { return sum(n, x); }});
+[[maybe_unused]] inline const bool sum_registered =
+    register_kernel("cpu_naive", ops::sum,
+                    {1, "loop", "one accumulator, first element to last",
+                     [](std::int64_t n, const float* x, Reduction) { return sum(n, x); }});
 
 }  // namespace triptych::cpu_naive

@@ -53,8 +53,8 @@ void softmax_backward(std::int64_t rows, std::int64_t cols, const T* y, const T*
     register_kernel("cpu_naive", ops::softmax_forward,
                     {1, "loops", "three passes over each row: max, sum of exponentials, divide",
                      softmax_forward<float>}) &&
-    register_kernel("cpu_naive", ops::softmax_backward,
-                    {1, "loops", "the dot product dy . y per row, then the gradient",
-                     softmax_backward<float>});
+    register_kernel(
+        "cpu_naive", ops::softmax_backward,
+        {1, "loops", "the dot product dy . y per row, then the gradient", softmax_backward<float>});
 
 }  // namespace triptych::cpu_naive

@@ -7,7 +7,7 @@ namespace triptych::gpu_naive {
 namespace {
 
 class GpuNaive final : public gpu::GpuBackend {
-  public:
+public:
     GpuNaive() : GpuBackend("gpu_naive") {}
     // One thread per output, the definition on a GPU. dense_forward has no kernel here: the
     // Backend runs gemm, bias_add and the activation as three launches (see ops.hpp).

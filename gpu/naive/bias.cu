@@ -49,7 +49,8 @@ void bias_backward(std::int64_t rows, std::int64_t cols, const float* dy, float*
 [[maybe_unused]] const bool registered =
     register_kernel("gpu_naive", ops::bias_add,
                     {1, "thread_per_element", "one thread per element", bias_add}) &&
-    register_kernel("gpu_naive", ops::bias_backward,
-                    {1, "thread_per_column", "one thread per column sums it top to bottom", bias_backward});
+    register_kernel(
+        "gpu_naive", ops::bias_backward,
+        {1, "thread_per_column", "one thread per column sums it top to bottom", bias_backward});
 
 }  // namespace triptych::gpu_naive

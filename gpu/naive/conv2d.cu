@@ -144,11 +144,15 @@ void conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm, const float* x
 }  // namespace
 
 [[maybe_unused]] const bool registered =
-    register_kernel("gpu_naive", ops::conv2d_forward,
-                    {1, "thread_per_output", "one thread per output, the sum straight from global memory", conv2d_forward}) &&
+    register_kernel(
+        "gpu_naive", ops::conv2d_forward,
+        {1, "thread_per_output", "one thread per output, the sum straight from global memory",
+         conv2d_forward}) &&
     register_kernel("gpu_naive", ops::conv2d_backward_data,
-                    {1, "thread_per_input", "one thread per input element gathers its outputs", conv2d_backward_data}) &&
+                    {1, "thread_per_input", "one thread per input element gathers its outputs",
+                     conv2d_backward_data}) &&
     register_kernel("gpu_naive", ops::conv2d_backward_weights,
-                    {1, "thread_per_weight", "one thread per weight sums over the batch", conv2d_backward_weights});
+                    {1, "thread_per_weight", "one thread per weight sums over the batch",
+                     conv2d_backward_weights});
 
 }  // namespace triptych::gpu_naive

@@ -95,8 +95,7 @@ void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
       "one thread per element of C, threadIdx.x down a column: a warp's loads K floats apart",
       gemm_uncoalesced},
      {2, "coalesced",
-      "threadIdx.x along a row of C: a warp reads 32 consecutive floats of B and one of A",
-      gemm}},
+      "threadIdx.x along a row of C: a warp reads 32 consecutive floats of B and one of A", gemm}},
     /*default_version=*/2);
 
 }  // namespace triptych::gpu_naive

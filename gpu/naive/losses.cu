@@ -102,6 +102,7 @@ float softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const float
     register_kernel("gpu_naive", ops::mse_loss,
                     {1, "thread_per_element", "one thread per element, then sum()", mse_loss}) &&
     register_kernel("gpu_naive", ops::softmax_cross_entropy,
-                    {1, "thread_per_row", "one thread per row, then sum() of the row losses", softmax_cross_entropy});
+                    {1, "thread_per_row", "one thread per row, then sum() of the row losses",
+                     softmax_cross_entropy});
 
 }  // namespace triptych::gpu_naive

@@ -36,8 +36,8 @@ void optimizer_step(const OptimizerRule<float>& rule, std::span<const OptimizerS
 
 }  // namespace
 
-[[maybe_unused]] const bool registered =
-    register_kernel("gpu_naive", ops::optimizer_step,
-                    {1, "launch_per_tensor", "one thread per element, one launch per tensor", optimizer_step});
+[[maybe_unused]] const bool registered = register_kernel(
+    "gpu_naive", ops::optimizer_step,
+    {1, "launch_per_tensor", "one thread per element, one launch per tensor", optimizer_step});
 
 }  // namespace triptych::gpu_naive

@@ -127,13 +127,19 @@ void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx) {
 }  // namespace
 
 [[maybe_unused]] const bool registered =
-    register_kernel("gpu_naive", ops::max_pool2d_forward,
-                    {1, "thread_per_output", "one thread per output scans its window", max_pool2d_forward}) &&
-    register_kernel("gpu_naive", ops::max_pool2d_backward,
-                    {1, "atomics", "dx zeroed, then one thread per output adds at its argmax (atomicAdd)", max_pool2d_backward}) &&
+    register_kernel(
+        "gpu_naive", ops::max_pool2d_forward,
+        {1, "thread_per_output", "one thread per output scans its window", max_pool2d_forward}) &&
+    register_kernel(
+        "gpu_naive", ops::max_pool2d_backward,
+        {1, "atomics", "dx zeroed, then one thread per output adds at its argmax (atomicAdd)",
+         max_pool2d_backward}) &&
     register_kernel("gpu_naive", ops::avg_pool2d_forward,
-                    {1, "thread_per_output", "one thread per output averages its window", avg_pool2d_forward}) &&
-    register_kernel("gpu_naive", ops::avg_pool2d_backward,
-                    {1, "atomics", "dx zeroed, then one thread per output spreads its dy (atomicAdd)", avg_pool2d_backward});
+                    {1, "thread_per_output", "one thread per output averages its window",
+                     avg_pool2d_forward}) &&
+    register_kernel(
+        "gpu_naive", ops::avg_pool2d_backward,
+        {1, "atomics", "dx zeroed, then one thread per output spreads its dy (atomicAdd)",
+         avg_pool2d_backward});
 
 }  // namespace triptych::gpu_naive

@@ -75,8 +75,9 @@ float sum(std::int64_t n, const float* x, Reduction mode) {
     return result;
 }
 
-[[maybe_unused]] const bool registered =
-    register_kernel("gpu_naive", ops::sum,
-                    {1, "atomics_or_serial", "fast: an atomicAdd per element; deterministic: strided partials added by one thread", sum});
+[[maybe_unused]] const bool registered = register_kernel(
+    "gpu_naive", ops::sum,
+    {1, "atomics_or_serial",
+     "fast: an atomicAdd per element; deterministic: strided partials added by one thread", sum});
 
 }  // namespace triptych::gpu_naive

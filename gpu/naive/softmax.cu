@@ -54,8 +54,9 @@ void softmax_backward(std::int64_t rows, std::int64_t cols, const float* y, cons
 }  // namespace
 
 [[maybe_unused]] const bool registered =
-    register_kernel("gpu_naive", ops::softmax_forward,
-                    {1, "thread_per_row", "one thread per row, three passes over it", softmax_forward}) &&
+    register_kernel(
+        "gpu_naive", ops::softmax_forward,
+        {1, "thread_per_row", "one thread per row, three passes over it", softmax_forward}) &&
     register_kernel("gpu_naive", ops::softmax_backward,
                     {1, "thread_per_row", "one thread per row", softmax_backward});
 

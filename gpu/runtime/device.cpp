@@ -68,7 +68,8 @@ DeviceInfo info() {
     int clock_khz = 0, bus_bits = 0;
     if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess &&
         cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0) == cudaSuccess)
-        d.memory_bandwidth_gbs = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;  // DDR: 2 per clock
+        d.memory_bandwidth_gbs =
+            2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;  // DDR: 2 per clock
     return d;
 }
 
@@ -102,7 +103,8 @@ DeviceInfo info() {
     DeviceInfo d;
     d.simulated = true;
     const int threads = omp_get_max_threads();
-    d.name = "simulator (CPU, " + std::to_string(threads) + (threads == 1 ? " thread)" : " threads)");
+    d.name =
+        "simulator (CPU, " + std::to_string(threads) + (threads == 1 ? " thread)" : " threads)");
     d.multiprocessors = threads;
     return d;
 }

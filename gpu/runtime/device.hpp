@@ -30,10 +30,10 @@ void synchronize();
 
 struct DeviceInfo {
     bool simulated = false;
-    std::string name;              // "NVIDIA H200" or "simulator (CPU, 2 threads)"
-    int multiprocessors = 0;       // SMs; OpenMP threads in the simulator
-    std::size_t memory_bytes = 0;  // global memory
-    int major = 0, minor = 0;      // compute capability (0.0 in the simulator)
+    std::string name;                 // "NVIDIA H200" or "simulator (CPU, 2 threads)"
+    int multiprocessors = 0;          // SMs; OpenMP threads in the simulator
+    std::size_t memory_bytes = 0;     // global memory
+    int major = 0, minor = 0;         // compute capability (0.0 in the simulator)
     double memory_bandwidth_gbs = 0;  // theoretical peak, from clock and bus width (0 if unknown)
 };
 

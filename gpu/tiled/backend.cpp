@@ -7,7 +7,7 @@ namespace triptych::gpu_tiled {
 namespace {
 
 class GpuTiled final : public gpu::GpuBackend {
-  public:
+public:
     GpuTiled() : GpuBackend("gpu_tiled") {}
     // Direct first (a tile and its halo in shared memory), then im2col + the tiled GEMM, then the
     // hand-written FFT. Measured on an H200 training LeNet (triptych train --profile): with

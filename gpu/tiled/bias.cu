@@ -3,7 +3,8 @@
 //   bias_backward: dbias[j] = sum_i dy[i, j];    dy is (rows, cols), dbias is (cols).
 //
 // version 2 (version 1 is gpu/naive/bias.cu):
-//   bias_add_kernel: float4 loads in a grid-stride loop, as every elementwise kernel (activations.cu
+//   bias_add_kernel: float4 loads in a grid-stride loop, as every elementwise kernel
+//   (activations.cu
 //     says why no tiling helps); the bias is tiny and stays in cache, so x and y are the traffic.
 //   bias_backward_kernel: a block of 32 x 32 threads per 32 columns. A warp reads 32 consecutive
 //     columns of one row (coalesced); 32 warps cover 32 rows at a time, then the 32 partial sums of
@@ -85,9 +86,12 @@ void bias_backward(std::int64_t rows, std::int64_t cols, const float* dy, float*
 }  // namespace
 
 [[maybe_unused]] const bool registered =
-    register_kernel("gpu_tiled", ops::bias_add,
-                    {2, "float4_grid_stride", "float4 loads and stores in a grid-stride loop", bias_add}) &&
-    register_kernel("gpu_tiled", ops::bias_backward,
-                    {2, "block_columns", "a block of threads per strip of columns, partial sums in shared memory", bias_backward});
+    register_kernel(
+        "gpu_tiled", ops::bias_add,
+        {2, "float4_grid_stride", "float4 loads and stores in a grid-stride loop", bias_add}) &&
+    register_kernel(
+        "gpu_tiled", ops::bias_backward,
+        {2, "block_columns",
+         "a block of threads per strip of columns, partial sums in shared memory", bias_backward});
 
 }  // namespace triptych::gpu_tiled

@@ -24,9 +24,10 @@
 //   conv2d_backward_weights_kernel: each weight is a sum over N x P x Q terms, a reduction: one
 //     warp per weight and group of images, its lanes striding over (n, p, q) (coalesced reads of
 //     dy), then warp_sum (block_reduce.hpp); a layer with few weights splits the images into
-//     groups, so that enough warps run, and sum_weight_splits_kernel adds the groups' sums. conv2d_backward_bias_kernel: db the same way, a block per filter and
-//     block_sum. Both add in a fixed order: the same bits on every run. Each weight re-reads its
-//     slices of x and dy (from cache, mostly); im2col turns this pass into a GEMM that tiles them.
+//     groups, so that enough warps run, and sum_weight_splits_kernel adds the groups' sums.
+//     conv2d_backward_bias_kernel: db the same way, a block per filter and block_sum. Both add in a
+//     fixed order: the same bits on every run. Each weight re-reads its slices of x and dy (from
+//     cache, mostly); im2col turns this pass into a GEMM that tiles them.
 // Filters larger than filter_chunk x filter_chunk are staged a chunk of taps at a time, so any
 // filter fits in shared memory; large strides shrink the forward tile (forward_tile_side).
 //
@@ -295,7 +296,8 @@ __global__ void sum_weight_splits_kernel(std::int64_t weights, std::int64_t spli
     const std::int64_t weight = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (weight >= weights) return;
     float total = 0.0f;
-    for (std::int64_t split = 0; split < splits; ++split) total += partial[split * weights + weight];
+    for (std::int64_t split = 0; split < splits; ++split)
+        total += partial[split * weights + weight];
     dw[weight] = total;
 }
 
@@ -324,9 +326,7 @@ std::int64_t weight_splits(const Conv2dShape& s) {
                                     std::min<std::int64_t>(s.N, gpu::max_grid_rows));
 }
 
-unsigned image_blocks(std::int64_t N) {
-    return unsigned(std::min(N, gpu::max_grid_rows));
-}
+unsigned image_blocks(std::int64_t N) { return unsigned(std::min(N, gpu::max_grid_rows)); }
 
 void forward_direct(const Conv2dShape& s, const float* x, const float* w, const float* b,
                     float* y) {
@@ -394,10 +394,14 @@ void conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm algorithm, cons
 
 [[maybe_unused]] const bool registered =
     register_kernel("gpu_tiled", ops::conv2d_forward,
-                    {2, "shared_tile_halo", "direct: a tile and its halo in shared memory; im2col + the tiled GEMM; FFT", conv2d_forward}) &&
+                    {2, "shared_tile_halo",
+                     "direct: a tile and its halo in shared memory; im2col + the tiled GEMM; FFT",
+                     conv2d_forward}) &&
     register_kernel("gpu_tiled", ops::conv2d_backward_data,
-                    {2, "shared_tile_halo", "the same algorithms on the transposed convolution", conv2d_backward_data}) &&
+                    {2, "shared_tile_halo", "the same algorithms on the transposed convolution",
+                     conv2d_backward_data}) &&
     register_kernel("gpu_tiled", ops::conv2d_backward_weights,
-                    {2, "split_warps", "direct: images split over warps, the splits added in order", conv2d_backward_weights});
+                    {2, "split_warps", "direct: images split over warps, the splits added in order",
+                     conv2d_backward_weights});
 
 }  // namespace triptych::gpu_tiled

@@ -30,12 +30,12 @@
 // tile); larger planes throw Unsupported. Workspace: the spectra (8 Fh Fw bytes each) live in the
 // calling thread's scratch device memory (gpu::workspace, kept between calls), at most
 // fft_workspace_bytes (1 GiB): the K*C filter spectra for the whole call, plus those of as many
-// images as fit, the batch being processed in chunks of that many. A shape whose filter spectra and one image's do not fit throws Unsupported.
-// Work: the products take N*K*C*Fh*Fw complex multiply-adds (4 real multiplies each) whatever R x S
-// is, where the direct algorithm takes N*K*C*P*Q*R*S; the transforms add
-// O((N*C + N*K + K*C) Fh Fw log(Fh Fw)). So the FFT gains as the filter grows. Inputs are real, so
-// half of every spectrum mirrors the other (conjugated); a real-to-complex transform would halve
-// the work, and was left out for clarity.
+// images as fit, the batch being processed in chunks of that many. A shape whose filter spectra and
+// one image's do not fit throws Unsupported. Work: the products take N*K*C*Fh*Fw complex
+// multiply-adds (4 real multiplies each) whatever R x S is, where the direct algorithm takes
+// N*K*C*P*Q*R*S; the transforms add O((N*C + N*K + K*C) Fh Fw log(Fh Fw)). So the FFT gains as the
+// filter grows. Inputs are real, so half of every spectrum mirrors the other (conjugated); a
+// real-to-complex transform would halve the work, and was left out for clarity.
 #include "gpu/runtime/cuda.hpp"
 
 #include <algorithm>
@@ -215,12 +215,8 @@ void spectrum_product(const FftPlan& plan, std::int64_t I, std::int64_t J, std::
 }
 
 // The placements of the header comment: x and dx, w and dw, y and dy.
-PlaneEmbedding input_embedding(const Conv2dShape& s) {
-    return {s.H, s.W, s.pad_h, s.pad_w, 1, 1};
-}
-PlaneEmbedding filter_embedding(const Conv2dShape& s) {
-    return {s.R, s.S, 0, 0, 1, 1};
-}
+PlaneEmbedding input_embedding(const Conv2dShape& s) { return {s.H, s.W, s.pad_h, s.pad_w, 1, 1}; }
+PlaneEmbedding filter_embedding(const Conv2dShape& s) { return {s.R, s.S, 0, 0, 1, 1}; }
 PlaneEmbedding output_embedding(const Conv2dShape& s) {
     return {s.P(), s.Q(), 0, 0, s.stride_h, s.stride_w};
 }

@@ -7,7 +7,8 @@
 // matrix product once the input is unrolled into `patches` (the im2col matrix, often called col),
 // (C*R*S, images*P*Q): column (b, p, q) holds the C x R x S inputs output (p, q) of image b reads,
 // row (c, r, s) the input each output multiplies by tap (c, r, s) (0 in the padding). Then the
-// tiled GEMM of gemm.cu (its default, version 8: 128 x 128 tiles, 8 x 8 per thread) does every multiply-add:
+// tiled GEMM of gemm.cu (its default, version 8: 128 x 128 tiles, 8 x 8 per thread) does every
+// multiply-add:
 //   forward          Y (K, images*P*Q)        = W (K, C*R*S) * patches
 //   backward_data    dpatches (C*R*S, ...)    = W^T * dY, then col2im: each dx element gathers
 //                                               the dpatches entries that came from it

@@ -41,12 +41,8 @@ __device__ void for_each_float4(std::int64_t n, std::int64_t head, Scalar scalar
 
 // 16-byte load and store; p must be 16-byte aligned (for_each_float4 guarantees it for its vector
 // part).
-__device__ inline float4 load_float4(const float* p) {
-    return *reinterpret_cast<const float4*>(p);
-}
-__device__ inline void store_float4(float* p, float4 v) {
-    *reinterpret_cast<float4*>(p) = v;
-}
+__device__ inline float4 load_float4(const float* p) { return *reinterpret_cast<const float4*>(p); }
+__device__ inline void store_float4(float* p, float4 v) { *reinterpret_cast<float4*>(p) = v; }
 
 // f applied to each of the four lanes of v.
 template <typename F>
@@ -85,7 +81,8 @@ __global__ void activation_forward_kernel(std::int64_t n, std::int64_t head, con
         [=](std::int64_t i) { store_float4(y + i, map_float4(load_float4(x + i), forward)); });
 }
 
-// dx = Act::backward(in, dy) over n floats, float4 at a time; `in` is the forward's input or output.
+// dx = Act::backward(in, dy) over n floats, float4 at a time; `in` is the forward's input or
+// output.
 template <typename Act>
 __global__ void activation_backward_kernel(std::int64_t n, std::int64_t head, const float* in,
                                            const float* dy, float* dx) {

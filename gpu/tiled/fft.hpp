@@ -34,8 +34,6 @@ __device__ inline float2 complex_subtract(float2 a, float2 b) {
 __device__ inline float2 complex_multiply(float2 a, float2 b) {
     return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
 }
-__device__ inline float2 complex_conjugate(float2 a) {
-    return make_float2(a.x, -a.y);
-}
+__device__ inline float2 complex_conjugate(float2 a) { return make_float2(a.x, -a.y); }
 
 }  // namespace triptych::gpu_tiled

@@ -95,8 +95,7 @@ void launch(const GemmShape& s, const float* A, const float* B, float* C, Epilog
 // 128 x 128 tiles (64 x 32 per warp, BK = 8) when they fill the GPU, else 64 x 64 (32 x 16 per
 // warp, BK = 16 so that each thread still moves one float4 of A and one of B per step).
 template <bool trans_a, bool trans_b, typename Epilogue>
-void launch_sized(const GemmShape& s, const float* A, const float* B, float* C,
-                  Epilogue epilogue) {
+void launch_sized(const GemmShape& s, const float* A, const float* B, float* C, Epilogue epilogue) {
     if (big_tiles_fill_gpu(s))
         launch<128, 128, 8, 64, 32, trans_a, trans_b>(s, A, B, C, epilogue);
     else
@@ -132,9 +131,9 @@ void dense_forward(const DenseShape& d, const float* X, const float* W, const fl
                        "stages, one barrier per step",
                        gemm}},
                      /*default_version=*/8) &&
-    register_kernel("gpu_tiled", ops::dense_forward,
-                    {2, "fused_epilogue",
-                     "version 8's GEMM with bias and activation applied before its one store",
-                     dense_forward});
+    register_kernel(
+        "gpu_tiled", ops::dense_forward,
+        {2, "fused_epilogue",
+         "version 8's GEMM with bias and activation applied before its one store", dense_forward});
 
 }  // namespace triptych::gpu_tiled

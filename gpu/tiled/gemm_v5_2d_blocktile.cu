@@ -14,8 +14,8 @@
 namespace triptych::gpu_tiled {
 namespace {
 
-constexpr int BM = 128, BN = 128, BK = 8;   // the block's tile of C, and the step along K
-constexpr int TM = 8, TN = 8;               // each thread's block of C
+constexpr int BM = 128, BN = 128, BK = 8;     // the block's tile of C, and the step along K
+constexpr int TM = 8, TN = 8;                 // each thread's block of C
 constexpr int threads = BM * BN / (TM * TN);  // 256
 constexpr int threads_per_row = BN / TN;      // 16 threads side by side along N
 

@@ -39,7 +39,8 @@ __global__ void gemm_vectorized_kernel(std::int64_t M, std::int64_t N, std::int6
     // A untransposed is (M, K): k contiguous. B transposed is (N, K): k contiguous.
     const TileLoader<BM, BK, !trans_a> a_loader(threadIdx.x);
     const TileLoader<BN, BK, trans_b> b_loader(threadIdx.x);
-    const int thread_row = threadIdx.x / threads_per_row, thread_col = threadIdx.x % threads_per_row;
+    const int thread_row = threadIdx.x / threads_per_row,
+              thread_col = threadIdx.x % threads_per_row;
     const std::int64_t col0 = std::int64_t(blockIdx.x) * BN;
 
     for (std::int64_t row0 = std::int64_t(blockIdx.y) * BM; row0 < M;
@@ -74,8 +75,7 @@ __global__ void gemm_vectorized_kernel(std::int64_t M, std::int64_t N, std::int6
 template <bool trans_a, bool trans_b>
 void launch(const GemmShape& s, const float* A, const float* B, float* C) {
     gpu::launch(gemm_vectorized_kernel<trans_a, trans_b>, tile_grid(s, BM, BN), dim3(threads), 0,
-                s.M, s.N, s.K, A, B, C, ScaleEpilogue{s.alpha, s.beta},
-                vector_access(s, A, B, C));
+                s.M, s.N, s.K, A, B, C, ScaleEpilogue{s.alpha, s.beta}, vector_access(s, A, B, C));
 }
 
 void gemm_vectorized(const GemmShape& s, const float* A, const float* B, float* C) {

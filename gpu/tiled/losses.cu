@@ -123,8 +123,10 @@ float softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const float
 
 [[maybe_unused]] const bool registered =
     register_kernel("gpu_tiled", ops::mse_loss,
-                    {2, "fused_block_sums", "the gradient and each block's squared-error sum in one pass", mse_loss}) &&
+                    {2, "fused_block_sums",
+                     "the gradient and each block's squared-error sum in one pass", mse_loss}) &&
     register_kernel("gpu_tiled", ops::softmax_cross_entropy,
-                    {2, "warp_or_block_per_row", "a warp or a block per row, online max and sum", softmax_cross_entropy});
+                    {2, "warp_or_block_per_row", "a warp or a block per row, online max and sum",
+                     softmax_cross_entropy});
 
 }  // namespace triptych::gpu_tiled

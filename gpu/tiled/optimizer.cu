@@ -131,8 +131,8 @@ void optimizer_step(const OptimizerRule<float>& rule, std::span<const OptimizerS
 
 }  // namespace
 
-[[maybe_unused]] const bool registered =
-    register_kernel("gpu_tiled", ops::optimizer_step,
-                    {2, "multi_tensor", "every tensor in one launch (a multi-tensor apply)", optimizer_step});
+[[maybe_unused]] const bool registered = register_kernel(
+    "gpu_tiled", ops::optimizer_step,
+    {2, "multi_tensor", "every tensor in one launch (a multi-tensor apply)", optimizer_step});
 
 }  // namespace triptych::gpu_tiled

@@ -66,8 +66,8 @@ __global__ void pool2d_forward_kernel(Pool2dShape s, std::int64_t P, std::int64_
     // The input the tile's windows cover, clipped to the image: `rows` rows from row0, `cols`
     // columns from col0, from the tile's first window to that of its last output inside y.
     const PoolWindow first = pool_window(s, p0, q0);
-    const PoolWindow last =
-        pool_window(s, p0 + tile < P ? p0 + tile - 1 : P - 1, q0 + tile < Q ? q0 + tile - 1 : Q - 1);
+    const PoolWindow last = pool_window(s, p0 + tile < P ? p0 + tile - 1 : P - 1,
+                                        q0 + tile < Q ? q0 + tile - 1 : Q - 1);
     const std::int64_t row0 = first.h0, rows = last.h1 - first.h0;
     const std::int64_t col0 = first.w0, cols = last.w1 - first.w0;
 
@@ -212,12 +212,16 @@ void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx) {
 
 [[maybe_unused]] const bool registered =
     register_kernel("gpu_tiled", ops::max_pool2d_forward,
-                    {2, "shared_tile", "a tile of the input and its halo staged in shared memory", max_pool2d_forward}) &&
+                    {2, "shared_tile", "a tile of the input and its halo staged in shared memory",
+                     max_pool2d_forward}) &&
     register_kernel("gpu_tiled", ops::max_pool2d_backward,
-                    {2, "gather", "each input gathers the outputs whose argmax it is: no atomics", max_pool2d_backward}) &&
+                    {2, "gather", "each input gathers the outputs whose argmax it is: no atomics",
+                     max_pool2d_backward}) &&
     register_kernel("gpu_tiled", ops::avg_pool2d_forward,
-                    {2, "shared_tile", "a tile of the input and its halo staged in shared memory", avg_pool2d_forward}) &&
+                    {2, "shared_tile", "a tile of the input and its halo staged in shared memory",
+                     avg_pool2d_forward}) &&
     register_kernel("gpu_tiled", ops::avg_pool2d_backward,
-                    {2, "gather", "each input gathers the windows that cover it: no atomics", avg_pool2d_backward});
+                    {2, "gather", "each input gathers the windows that cover it: no atomics",
+                     avg_pool2d_backward});
 
 }  // namespace triptych::gpu_tiled

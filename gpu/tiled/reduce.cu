@@ -67,8 +67,9 @@ float sum(std::int64_t n, const float* x, Reduction mode) {
     return result;
 }
 
-[[maybe_unused]] const bool registered =
-    register_kernel("gpu_tiled", ops::sum,
-                    {2, "block_tree", "float4 loads, a shared-memory and shuffle tree per block, then the block sums", sum});
+[[maybe_unused]] const bool registered = register_kernel(
+    "gpu_tiled", ops::sum,
+    {2, "block_tree",
+     "float4 loads, a shared-memory and shuffle tree per block, then the block sums", sum});
 
 }  // namespace triptych::gpu_tiled

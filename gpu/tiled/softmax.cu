@@ -74,8 +74,11 @@ void softmax_backward(std::int64_t rows, std::int64_t cols, const float* y, cons
 
 [[maybe_unused]] const bool registered =
     register_kernel("gpu_tiled", ops::softmax_forward,
-                    {2, "warp_or_block_per_row", "a warp (short rows) or a block per row, shuffles for the max and the sum", softmax_forward}) &&
+                    {2, "warp_or_block_per_row",
+                     "a warp (short rows) or a block per row, shuffles for the max and the sum",
+                     softmax_forward}) &&
     register_kernel("gpu_tiled", ops::softmax_backward,
-                    {2, "warp_or_block_per_row", "a warp or a block per row, shuffles for the dot product", softmax_backward});
+                    {2, "warp_or_block_per_row",
+                     "a warp or a block per row, shuffles for the dot product", softmax_backward});
 
 }  // namespace triptych::gpu_tiled

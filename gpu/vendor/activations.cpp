@@ -11,9 +11,7 @@ namespace triptych::gpu_vendor {
 namespace {
 
 // n floats as the 4D tensor cuDNN's elementwise ops take: any dense shape of n elements serves.
-TensorDescriptor vector_descriptor(std::int64_t n) {
-    return tensor_descriptor(Shape{n, 1, 1, 1});
-}
+TensorDescriptor vector_descriptor(std::int64_t n) { return tensor_descriptor(Shape{n, 1, 1, 1}); }
 
 template <cudnnActivationMode_t mode>
 const ActivationDescriptor& activation() {
@@ -65,27 +63,27 @@ void softmax_backward(std::int64_t rows, std::int64_t cols, const float* y, cons
 }
 
 [[maybe_unused]] const bool registered =
-    register_kernel("gpu_vendor", ops::relu_forward,
-                    {1, "cudnn", "cudnnActivationForward",
-                     activation_forward<CUDNN_ACTIVATION_RELU>}) &&
-    register_kernel("gpu_vendor", ops::relu_backward,
-                    {1, "cudnn", "cudnnActivationBackward",
-                     activation_backward<CUDNN_ACTIVATION_RELU>}) &&
-    register_kernel("gpu_vendor", ops::sigmoid_forward,
-                    {1, "cudnn", "cudnnActivationForward",
-                     activation_forward<CUDNN_ACTIVATION_SIGMOID>}) &&
-    register_kernel("gpu_vendor", ops::sigmoid_backward,
-                    {1, "cudnn", "cudnnActivationBackward",
-                     activation_backward<CUDNN_ACTIVATION_SIGMOID>}) &&
-    register_kernel("gpu_vendor", ops::tanh_forward,
-                    {1, "cudnn", "cudnnActivationForward",
-                     activation_forward<CUDNN_ACTIVATION_TANH>}) &&
-    register_kernel("gpu_vendor", ops::tanh_backward,
-                    {1, "cudnn", "cudnnActivationBackward",
-                     activation_backward<CUDNN_ACTIVATION_TANH>}) &&
-    register_kernel("gpu_vendor", ops::softmax_forward,
-                    {1, "cudnn", "cudnnSoftmaxForward, ACCURATE (the row max subtracted)",
-                     softmax_forward}) &&
+    register_kernel(
+        "gpu_vendor", ops::relu_forward,
+        {1, "cudnn", "cudnnActivationForward", activation_forward<CUDNN_ACTIVATION_RELU>}) &&
+    register_kernel(
+        "gpu_vendor", ops::relu_backward,
+        {1, "cudnn", "cudnnActivationBackward", activation_backward<CUDNN_ACTIVATION_RELU>}) &&
+    register_kernel(
+        "gpu_vendor", ops::sigmoid_forward,
+        {1, "cudnn", "cudnnActivationForward", activation_forward<CUDNN_ACTIVATION_SIGMOID>}) &&
+    register_kernel(
+        "gpu_vendor", ops::sigmoid_backward,
+        {1, "cudnn", "cudnnActivationBackward", activation_backward<CUDNN_ACTIVATION_SIGMOID>}) &&
+    register_kernel(
+        "gpu_vendor", ops::tanh_forward,
+        {1, "cudnn", "cudnnActivationForward", activation_forward<CUDNN_ACTIVATION_TANH>}) &&
+    register_kernel(
+        "gpu_vendor", ops::tanh_backward,
+        {1, "cudnn", "cudnnActivationBackward", activation_backward<CUDNN_ACTIVATION_TANH>}) &&
+    register_kernel(
+        "gpu_vendor", ops::softmax_forward,
+        {1, "cudnn", "cudnnSoftmaxForward, ACCURATE (the row max subtracted)", softmax_forward}) &&
     register_kernel("gpu_vendor", ops::softmax_backward,
                     {1, "cudnn", "cudnnSoftmaxBackward", softmax_backward});
 

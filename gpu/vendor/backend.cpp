@@ -10,7 +10,7 @@ namespace triptych::gpu_vendor {
 namespace {
 
 class GpuVendor final : public gpu::GpuBackend {
-  public:
+public:
     GpuVendor() : GpuBackend("gpu_vendor") {}
     // direct is cuDNN's fastest algorithm for the shape, the true ceiling, so it comes first.
     std::vector<ConvAlgorithm> conv2d_algorithms() const override {

@@ -240,16 +240,16 @@ void conv2d_backward_weights(Cudnn& cudnn, const Conv2dShape& s, ConvAlgorithm a
 }
 
 [[maybe_unused]] const bool registered =
-    register_kernel("gpu_vendor", ops::conv2d_forward,
-                    {1, "cudnn", "cudnnConvolutionForward, then cudnnAddTensor for the bias",
-                     [](const Conv2dShape& s, ConvAlgorithm algorithm, const float* x,
-                        const float* w, const float* b,
-                        float* y) { conv2d_forward(cudnn(), s, algorithm, x, w, b, y); }}) &&
-    register_kernel("gpu_vendor", ops::conv2d_backward_data,
-                    {1, "cudnn", "cudnnConvolutionBackwardData",
-                     [](const Conv2dShape& s, ConvAlgorithm algorithm, const float* dy,
-                        const float* w,
-                        float* dx) { conv2d_backward_data(cudnn(), s, algorithm, dy, w, dx); }}) &&
+    register_kernel(
+        "gpu_vendor", ops::conv2d_forward,
+        {1, "cudnn", "cudnnConvolutionForward, then cudnnAddTensor for the bias",
+         [](const Conv2dShape& s, ConvAlgorithm algorithm, const float* x, const float* w,
+            const float* b, float* y) { conv2d_forward(cudnn(), s, algorithm, x, w, b, y); }}) &&
+    register_kernel(
+        "gpu_vendor", ops::conv2d_backward_data,
+        {1, "cudnn", "cudnnConvolutionBackwardData",
+         [](const Conv2dShape& s, ConvAlgorithm algorithm, const float* dy, const float* w,
+            float* dx) { conv2d_backward_data(cudnn(), s, algorithm, dy, w, dx); }}) &&
     register_kernel("gpu_vendor", ops::conv2d_backward_weights,
                     {1, "cudnn", "cudnnConvolutionBackwardFilter and cudnnConvolutionBackwardBias",
                      [](const Conv2dShape& s, ConvAlgorithm algorithm, const float* x,

@@ -106,9 +106,8 @@ ActivationDescriptor activation_descriptor(cudnnActivationMode_t mode) {
     // PROPAGATE_NAN: ReLU of NaN is NaN, the rule of common/activations.hpp. The coefficient (a
     // clipped ReLU's ceiling, ELU's alpha) means nothing to ReLU, sigmoid and tanh.
     const double unused_coefficient = 0.0;
-    check_cudnn(
-        cudnnSetActivationDescriptor(raw, mode, CUDNN_PROPAGATE_NAN, unused_coefficient),
-        "cudnnSetActivationDescriptor");
+    check_cudnn(cudnnSetActivationDescriptor(raw, mode, CUDNN_PROPAGATE_NAN, unused_coefficient),
+                "cudnnSetActivationDescriptor");
     return descriptor;
 }
 

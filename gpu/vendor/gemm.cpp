@@ -56,7 +56,8 @@ void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
 
 [[maybe_unused]] const bool registered = register_kernel(
     "gpu_vendor", ops::gemm,
-    {1, "cublas", "cublasSgemm, FP32 (no TF32 tensor cores): the ceiling of the GEMM ladder", gemm});
+    {1, "cublas", "cublasSgemm, FP32 (no TF32 tensor cores): the ceiling of the GEMM ladder",
+     gemm});
 
 }  // namespace
 }  // namespace triptych::gpu_vendor

@@ -20,9 +20,9 @@ void avg_pool2d_forward(const Pool2dShape& s, const float* x, float* y) {
                 "cudnnPoolingForward " + s.str());
 }
 
-[[maybe_unused]] const bool registered = register_kernel(
-    "gpu_vendor", ops::avg_pool2d_forward,
-    {1, "cudnn", "cudnnPoolingForward, padding not counted", avg_pool2d_forward});
+[[maybe_unused]] const bool registered =
+    register_kernel("gpu_vendor", ops::avg_pool2d_forward,
+                    {1, "cudnn", "cudnnPoolingForward, padding not counted", avg_pool2d_forward});
 
 }  // namespace
 }  // namespace triptych::gpu_vendor

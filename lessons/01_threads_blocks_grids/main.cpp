@@ -21,8 +21,8 @@ namespace {
 // gpu_naive's bounds check and gpu_tiled's scalar tail both have work to do.
 const Shape shape{999, 1001};
 
-// The launch of gpu/naive/activations.cu: blocks of elementwise_threads = 256 (gpu/naive/elementwise.hpp),
-// one thread per element.
+// The launch of gpu/naive/activations.cu: blocks of elementwise_threads = 256
+// (gpu/naive/elementwise.hpp), one thread per element.
 void print_naive_launch(std::int64_t n) {
     constexpr std::int64_t block = 256;
     const std::int64_t grid = ceil_div(n, block);
@@ -53,10 +53,11 @@ int main(int argc, char** argv) {
                 const Backend& b = backend(name);
                 try {
                     const check::CaseResult r = lessons::run_check(b, [&] {
-                        return forward ? check::check_activation_forward(
-                                             b, Activation::relu, shape, check::Output::separate, seed)
-                                       : check::check_activation_backward(
-                                             b, Activation::relu, shape, check::Output::separate, seed);
+                        return forward
+                                   ? check::check_activation_forward(b, Activation::relu, shape,
+                                                                     check::Output::separate, seed)
+                                   : check::check_activation_backward(
+                                         b, Activation::relu, shape, check::Output::separate, seed);
                     });
                     std::printf("%-14s %-14s %-28s %11s  %s\n", op, name.c_str(), r.device.c_str(),
                                 lessons::time_text(r.seconds, b.device_kind()).c_str(),

@@ -37,9 +37,7 @@ static_assert(layer_shape.activation == Activation::relu,
 GemmShape dW_gemm(const DenseShape& s) {
     return {.M = s.out, .N = s.in, .K = s.batch, .trans_a = true};
 }
-GemmShape dX_gemm(const DenseShape& s) {
-    return {.M = s.batch, .N = s.in, .K = s.out};
-}
+GemmShape dX_gemm(const DenseShape& s) { return {.M = s.batch, .N = s.in, .K = s.out}; }
 
 // The layer's inputs (weights from its seeded He initialiser) and its outputs, as host vectors.
 struct Inputs {

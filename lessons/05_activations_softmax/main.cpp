@@ -98,20 +98,30 @@ std::vector<Case> cases(std::uint64_t seed) {
     return {
         {"sigmoid_forward", forward * n,
          [=](const Backend& b) {
-             return check_activation_forward(b, Activation::sigmoid, tensor, Output::separate, seed);
+             return check_activation_forward(b, Activation::sigmoid, tensor, Output::separate,
+                                             seed);
          }},
         {"sigmoid_backward", backward * n,
          [=](const Backend& b) {
-             return check_activation_backward(b, Activation::sigmoid, tensor, Output::separate, seed);
+             return check_activation_backward(b, Activation::sigmoid, tensor, Output::separate,
+                                              seed);
          }},
         {"tanh_forward", forward * n,
-         [=](const Backend& b) { return check_activation_forward(b, Activation::tanh, tensor, Output::separate, seed); }},
+         [=](const Backend& b) {
+             return check_activation_forward(b, Activation::tanh, tensor, Output::separate, seed);
+         }},
         {"tanh_backward", backward * n,
-         [=](const Backend& b) { return check_activation_backward(b, Activation::tanh, tensor, Output::separate, seed); }},
+         [=](const Backend& b) {
+             return check_activation_backward(b, Activation::tanh, tensor, Output::separate, seed);
+         }},
         {"gelu_forward", forward * n,
-         [=](const Backend& b) { return check_activation_forward(b, Activation::gelu, tensor, Output::separate, seed); }},
+         [=](const Backend& b) {
+             return check_activation_forward(b, Activation::gelu, tensor, Output::separate, seed);
+         }},
         {"gelu_backward", backward * n,
-         [=](const Backend& b) { return check_activation_backward(b, Activation::gelu, tensor, Output::separate, seed); }},
+         [=](const Backend& b) {
+             return check_activation_backward(b, Activation::gelu, tensor, Output::separate, seed);
+         }},
         {"softmax_forward", forward * elements(batch),
          [=](const Backend& b) { return check_softmax_forward(b, batch, Logits::uniform, seed); }},
         {"softmax_forward", forward * elements(batch),

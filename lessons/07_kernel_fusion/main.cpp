@@ -26,9 +26,7 @@ namespace {
 // the passes over Y are a large part of the unfused cost.
 const DenseShape layer_shape{.batch = 1024, .in = 64, .out = 1024, .activation = Activation::relu};
 
-double megabytes(double floats) {
-    return floats * 4.0 / 1e6;
-}
+double megabytes(double floats) { return floats * 4.0 / 1e6; }
 
 // The least each path must move: every tensor a step touches, read or written once by that step.
 void print_bytes(const DenseShape& s) {

@@ -93,9 +93,7 @@ void print_copies(std::int64_t pad) {
     }
 }
 
-double megabytes(double floats) {
-    return floats * 4.0 / 1e6;
-}
+double megabytes(double floats) { return floats * 4.0 / 1e6; }
 
 // x and col per image, and their ratio.
 void print_memory(const Layer& layer) {

@@ -97,9 +97,9 @@ int main(int argc, char** argv) {
             try {
                 const Curve curve = train(b, data, seed);
                 check::CaseResult result;
-                const Comparison first = compare(std::span(curve.losses).first(1),
-                                                 std::span(expected).first(1),
-                                                 first_step_tolerance);
+                const Comparison first =
+                    compare(std::span(curve.losses).first(1), std::span(expected).first(1),
+                            first_step_tolerance);
                 result.comparison = compare(curve.losses, expected, curve_tolerance);
                 result.comparison.passed = result.comparison.passed && first.passed;
                 print_row(b, curve, lessons::verdict(result));

@@ -109,10 +109,12 @@ int main(int argc, char** argv) {
                              [n, seed](const Backend& b) {
                                  const Tensor x = b.upload(Shape{n}, random_floats(n, seed));
                                  Tensor y = b.allocate(Shape{n});
-                                 return seconds_per_call(b, [&] { b.activation_forward(Activation::relu, x, y); });
+                                 return seconds_per_call(
+                                     b, [&] { b.activation_forward(Activation::relu, x, y); });
                              },
                              [n, seed](const Backend& b) {
-                                 return check::check_activation_forward(b, Activation::relu, Shape{n}, check::Output::separate, seed);
+                                 return check::check_activation_forward(
+                                     b, Activation::relu, Shape{n}, check::Output::separate, seed);
                              }});
         for (std::int64_t N = 16; N <= (gpu ? 1024 : 256); N *= 2)
             cases.push_back(

@@ -52,9 +52,7 @@ __global__ void exchange_chain_kernel(int n, int* slot, int* previous) {
     if (i < n) previous[i] = atomicExch(slot, i);
 }
 
-dim3 grid_for(std::size_t n) {
-    return dim3(unsigned((n + atomics_block - 1) / atomics_block));
-}
+dim3 grid_for(std::size_t n) { return dim3(unsigned((n + atomics_block - 1) / atomics_block)); }
 
 }  // namespace
 

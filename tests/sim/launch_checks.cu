@@ -8,9 +8,7 @@
 namespace triptych::sim_tests {
 namespace {
 
-__global__ void count_threads_kernel(unsigned long long* count) {
-    atomicAdd(count, 1ull);
-}
+__global__ void count_threads_kernel(unsigned long long* count) { atomicAdd(count, 1ull); }
 
 // Each thread writes words tid, tid + blockDim.x, ... and, after the barrier, checks the words
 // written by the next thread, so every word is written by one thread and read by another.

@@ -96,9 +96,7 @@ std::vector<int> random_ints(std::size_t count, unsigned seed) {
     return values;
 }
 
-std::vector<int> shuffle_ints(std::size_t count) {
-    return random_ints(count, 3);
-}
+std::vector<int> shuffle_ints(std::size_t count) { return random_ints(count, 3); }
 
 std::vector<float> shuffle_floats(std::size_t count) {
     std::vector<float> values(count);

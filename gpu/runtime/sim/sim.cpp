@@ -289,8 +289,8 @@ std::string stuck_message(const BlockRun& run) {
     const bool all_barriers = std::all_of(run.threads.begin(), run.threads.end(), [](auto& t) {
         return t.wait == Wait::done || t.wait == Wait::barrier;
     });
-    std::string message = all_barriers ? "divergent __syncthreads() in block "
-                                       : "deadlock in block ";
+    std::string message =
+        all_barriers ? "divergent __syncthreads() in block " : "deadlock in block ";
     message += str(blockIdx) + ": " + describe(*first);
     if (other != nullptr) message += ", while " + describe(*other);
     message += all_barriers ? "; every thread of a block must reach the same __syncthreads()"
@@ -331,7 +331,8 @@ void run_block(BlockRun& run, const ThreadOrder& knob, std::uint64_t block_numbe
     run.aborting = false;
     // A GPU leaves shared memory with whatever the previous block wrote; NaN makes reads of
     // unwritten dynamic shared memory visible.
-    if (run.dynamic_shared_bytes > 0) std::memset(run.dynamic_shared, 0xFF, run.dynamic_shared_bytes);
+    if (run.dynamic_shared_bytes > 0)
+        std::memset(run.dynamic_shared, 0xFF, run.dynamic_shared_bytes);
 
     std::mt19937_64 random(knob.seed ^ (block_number * 0x9E3779B97F4A7C15ull));
     std::vector<std::size_t> order(run.threads.size());
@@ -366,8 +367,8 @@ std::string dims(dim3 d) {
 // The checks a GPU makes before it starts a kernel, with CUDA's own words first.
 void validate_launch(dim3 grid, dim3 block, std::size_t shared_bytes, std::source_location where) {
     auto reject = [&](const std::string& cuda_words, const std::string& detail) {
-        throw CudaError("kernel launch at " + where_str(where) + ": " + cuda_words + " (" +
-                        detail + ")");
+        throw CudaError("kernel launch at " + where_str(where) + ": " + cuda_words + " (" + detail +
+                        ")");
     };
     const std::uint64_t threads = std::uint64_t(block.x) * block.y * block.z;
     if (threads == 0 || grid.x == 0 || grid.y == 0 || grid.z == 0)
@@ -432,8 +433,8 @@ void syncthreads(std::source_location where) {
     suspend(run, Wait::barrier, where);
 }
 
-std::uint64_t warp_exchange(WarpOp op, unsigned mask, std::uint64_t value, int parameter,
-                            int width, std::source_location where) {
+std::uint64_t warp_exchange(WarpOp op, unsigned mask, std::uint64_t value, int parameter, int width,
+                            std::source_location where) {
     BlockRun& run = running_block("a warp operation");
     if (width < 1 || width > warpSize || (width & (width - 1)) != 0)
         throw CudaError("warp operation at " + where_str(where) + ": width " +
@@ -478,8 +479,7 @@ bool is_device_pointer(const void* pointer) {
 
 void check_argument_pointer(const void* pointer, int index, std::source_location where) {
     if (pointer == nullptr || is_device_pointer(pointer)) return;
-    throw CudaError("kernel launch at " + where_str(where) + ": argument " +
-                    std::to_string(index) +
+    throw CudaError("kernel launch at " + where_str(where) + ": argument " + std::to_string(index) +
                     " is a host pointer; a kernel can only use device memory (device_allocate / "
                     "cudaMalloc). On a GPU this is an illegal memory access.");
 }
@@ -502,8 +502,9 @@ ThreadOrder parse_thread_order(const std::string& text) {
     const std::string prefix = "random:";
     if (text.rfind(prefix, 0) == 0 && text.size() > prefix.size()) {
         const std::string digits = text.substr(prefix.size());
-        const bool numeric = digits.size() <= 19 && std::all_of(digits.begin(), digits.end(),
-                                                                [](char c) { return c >= '0' && c <= '9'; });
+        const bool numeric =
+            digits.size() <= 19 &&
+            std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
         if (numeric) return {Order::random, std::stoull(digits)};
     }
     throw InvalidArgument("simulator thread order '" + text +

@@ -256,7 +256,8 @@ T atomicCAS(T* address, T compare, T value) {
 }
 template <typename T>
 T atomicMax(T* address, T value) {
-    static_assert(std::is_integral_v<T>, "CUDA's atomicMax takes integers; use a CAS loop for float");
+    static_assert(std::is_integral_v<T>,
+                  "CUDA's atomicMax takes integers; use a CAS loop for float");
     std::atomic_ref<T> target(*address);
     T old = target.load();
     while (old < value && !target.compare_exchange_weak(old, value)) {
@@ -265,7 +266,8 @@ T atomicMax(T* address, T value) {
 }
 template <typename T>
 T atomicMin(T* address, T value) {
-    static_assert(std::is_integral_v<T>, "CUDA's atomicMin takes integers; use a CAS loop for float");
+    static_assert(std::is_integral_v<T>,
+                  "CUDA's atomicMin takes integers; use a CAS loop for float");
     std::atomic_ref<T> target(*address);
     T old = target.load();
     while (old > value && !target.compare_exchange_weak(old, value)) {
