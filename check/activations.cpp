@@ -254,16 +254,13 @@ namespace {
 
 // Every shape: writing to a fresh tensor, then over the input, then NaN and infinities among the
 // inputs.
-CheckRun every_output(Activation activation, bool backward) {
+CheckRun activation_run(Activation activation, bool backward) {
     const std::string op = to_string(activation) + (backward ? "_backward" : "_forward");
-    return [activation, backward, op](const Backend& b, const std::string& text,
-                                      std::uint64_t seed) {
-        const Shape shape = tensor_shape(op, text);
-        const auto check = backward ? check_activation_backward : check_activation_forward;
-        return std::vector{check(b, activation, shape, Output::separate, seed, Values::finite),
-                           check(b, activation, shape, Output::in_place, seed, Values::finite),
-                           check(b, activation, shape, Output::separate, seed, Values::non_finite)};
-    };
+    const auto check = backward ? check_activation_backward : check_activation_forward;
+    return every_output(op, [activation, check](const Backend& b, const Shape& shape, Output output,
+                                                std::uint64_t seed, Values values) {
+        return check(b, activation, shape, output, seed, values);
+    });
 }
 
 // The rows over n floats (the stream sizes): forward reads x and writes y, 8n bytes; backward
@@ -315,7 +312,7 @@ std::vector<OpDescription> activation_descriptions() {
             descriptions.push_back({std::string(op_name(key)),
                                     dims,
                                     shapes,
-                                    every_output(a, backward),
+                                    activation_run(a, backward),
                                     {key},
                                     {stream_rows(a, backward)}});
         }

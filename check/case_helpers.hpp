@@ -83,6 +83,18 @@ inline Shape tensor_shape(const std::string& op, const std::string& text) {
     return Shape(sizes);
 }
 
+// The cases of an elementwise op for one --shape: writing to a fresh tensor, then over its input,
+// then NaN and infinities among its inputs. check(backend, shape, output, seed, values) runs one.
+template <typename Check>
+CheckRun every_output(const std::string& op, Check check) {
+    return [op, check](const Backend& b, const std::string& text, std::uint64_t seed) {
+        const Shape shape = tensor_shape(op, text);
+        return std::vector{check(b, shape, Output::separate, seed, Values::finite),
+                           check(b, shape, Output::in_place, seed, Values::finite),
+                           check(b, shape, Output::separate, seed, Values::non_finite)};
+    };
+}
+
 inline CaseResult result_for(const Backend& backend, std::string op, std::string shape) {
     CaseResult r;
     r.op = std::move(op);

@@ -10,6 +10,7 @@
 #include "check/case_helpers.hpp"
 #include "common/errors.hpp"
 #include "common/random.hpp"
+#include "cpu/naive/activations.hpp"
 #include "cpu/naive/bias.hpp"
 #include "cpu/naive/dense.hpp"
 #include "cpu/naive/gemm.hpp"
@@ -501,17 +502,17 @@ CaseResult check_dense_forward(const Backend& backend, const DenseShape& s, Dens
     const std::vector<float> w = random_values(s.out * s.in, rng, -w_range, w_range);
     const std::vector<float> b = random_values(s.out, rng);
 
-    std::vector<double> ref(static_cast<std::size_t>(s.batch * s.out)), z(ref.size()),
-        scale(ref.size());
-    cpu_naive::dense_forward<double>(s, widen(x).data(), widen(w).data(), widen(b).data(),
-                                     ref.data());
-    DenseShape linear = s;  // the same layer without its activation: z, and sum|x w| + |b|
+    const std::vector<double> wide_x = widen(x), wide_w = widen(w), wide_b = widen(b);
+    // z = x * W^T + b in float64 (the same layer without its activation), then y = act(z), and
+    // sum|x w| + |b|.
+    DenseShape linear = s;
     linear.activation = Activation::none;
-    cpu_naive::dense_forward<double>(linear, widen(x).data(), widen(w).data(), widen(b).data(),
-                                     z.data());
-    const std::vector<double> abs_b = absolute(widen(b));
-    cpu_naive::dense_forward<double>(linear, absolute(widen(x)).data(), absolute(widen(w)).data(),
-                                     abs_b.data(), scale.data());
+    std::vector<double> z(static_cast<std::size_t>(s.batch * s.out)), scale(z.size());
+    cpu_naive::dense_forward<double>(linear, wide_x.data(), wide_w.data(), wide_b.data(), z.data());
+    std::vector<double> ref = z;
+    cpu_naive::apply_activation(s.activation, std::int64_t(ref.size()), ref.data());
+    cpu_naive::dense_forward<double>(linear, absolute(wide_x).data(), absolute(wide_w).data(),
+                                     absolute(wide_b).data(), scale.data());
     const double slope = activation_max_slope(s.activation);
     for (std::size_t i = 0; i < scale.size(); ++i)
         scale[i] = 2.0 * double(s.in + 2) * slope * scale[i] +
@@ -560,36 +561,21 @@ std::vector<CaseResult> run_gemm(const Backend& backend, const std::string& text
     return results;
 }
 
-using ShapeCheck = CaseResult (*)(const Backend&, const Shape&, std::uint64_t, Values);
 using PlainCheck = CaseResult (*)(const Backend&, const Shape&, std::uint64_t);
-using OutputCheck = CaseResult (*)(const Backend&, const Shape&, Output, std::uint64_t, Values);
 using LogitsCheck = CaseResult (*)(const Backend&, const Shape&, Logits, std::uint64_t);
-using Run =
-    std::function<std::vector<CaseResult>(const Backend&, const std::string&, std::uint64_t)>;
 
 constexpr Logits all_logits[] = {Logits::uniform, Logits::huge, Logits::equal_rows,
                                  Logits::non_finite};
 
 // An op with one case per tensor shape.
-Run one_case(const std::string& op, PlainCheck check) {
+CheckRun one_case(const std::string& op, PlainCheck check) {
     return [op, check](const Backend& b, const std::string& text, std::uint64_t seed) {
         return std::vector{check(b, tensor_shape(op, text), seed)};
     };
 }
 
-// An elementwise op: writing to a fresh tensor, then over its input, then NaN and infinities
-// among its inputs.
-Run every_output(const std::string& op, OutputCheck check) {
-    return [op, check](const Backend& b, const std::string& text, std::uint64_t seed) {
-        const Shape shape = tensor_shape(op, text);
-        return std::vector{check(b, shape, Output::separate, seed, Values::finite),
-                           check(b, shape, Output::in_place, seed, Values::finite),
-                           check(b, shape, Output::separate, seed, Values::non_finite)};
-    };
-}
-
 // A softmax: each kind of logits.
-Run every_logits(const std::string& op, LogitsCheck check) {
+CheckRun every_logits(const std::string& op, LogitsCheck check) {
     return [op, check](const Backend& b, const std::string& text, std::uint64_t seed) {
         const Shape shape = tensor_shape(op, text);
         std::vector<CaseResult> results;
@@ -658,7 +644,7 @@ Activation parse_activation(const std::string& op, const std::string& text) {
 }
 
 // "BATCH,IN,OUT" (every activation) or "BATCH,IN,OUT,ACT".
-Run dense_run(const std::string& op, DensePath path) {
+CheckRun dense_run(const std::string& op, DensePath path) {
     return [op, path](const Backend& b, const std::string& text, std::uint64_t seed) {
         std::string sizes_text = text;
         std::vector<Activation> activations{Activation::none};

@@ -141,6 +141,16 @@ std::vector<KernelVersion> kernel_versions(const std::string& variant, Op op) {
     return it->second[static_cast<std::size_t>(op)];
 }
 
+void (*default_kernel_of(const std::string& variant, Op op))() {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    const auto it = r.versions.find(variant);
+    if (it == r.versions.end()) return nullptr;
+    for (const KernelVersion& v : it->second[static_cast<std::size_t>(op)])
+        if (v.is_default) return v.kernel;
+    return nullptr;
+}
+
 std::vector<std::string> variants_with_kernels() {
     Registry& r = registry();
     std::lock_guard lock(r.mutex);

@@ -187,12 +187,12 @@ bool register_kernel(const std::string& variant, OpKey<Signature> key, VersionOf
 // The versions of `op` that `variant` registered, in number order; empty if none.
 std::vector<KernelVersion> kernel_versions(const std::string& variant, Op op);
 // The kernel `variant` runs by default for `key`, or null: for a panel's code that calls its own
-// kernel of another op (cpu_eigen_omp's dense layer applies its activation kernels).
+// kernel of another op (cpu_eigen_omp's dense layer applies its activation kernels). A lookup,
+// with no copy: cheap enough to make once per call of an op.
+void (*default_kernel_of(const std::string& variant, Op op))();
 template <typename Signature>
 Signature* default_kernel(const std::string& variant, OpKey<Signature> key) {
-    for (const KernelVersion& v : kernel_versions(variant, key.op))
-        if (v.is_default) return reinterpret_cast<Signature*>(v.kernel);
-    return nullptr;
+    return reinterpret_cast<Signature*>(default_kernel_of(variant, key.op));
 }
 // The variants that registered any kernel, in no particular order.
 std::vector<std::string> variants_with_kernels();

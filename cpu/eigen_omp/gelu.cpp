@@ -9,6 +9,8 @@
 // clamp, so y = x/2 * 2 = x and the slope is 1 + 0 above it; below it x/2 is taken at -30 too,
 // so that y = -15 * 0 = 0 rather than -inf * 0 = NaN at x = -inf. A NaN stays NaN: Eigen's max
 // and min return their first operand when it is NaN, as std::max and std::min do.
+#include <algorithm>
+
 #include "cpu/eigen_omp/eigen.hpp"
 #include "cpu/eigen_omp/ops.hpp"
 #include "cpu/eigen_omp/parallel.hpp"
@@ -28,15 +30,21 @@ void gelu_forward(std::int64_t n, const float* x, float* y) {
 }
 
 void gelu_backward(std::int64_t n, const float* x, const float* dy, float* dx) {
+    // t is used twice, so it is evaluated once into a buffer (dx may be dy: not into dx). The
+    // buffer is on the stack, a chunk of the slice at a time, so that a call allocates nothing.
+    constexpr std::int64_t chunk = 1024;
+    using Chunk = Eigen::Array<float, Eigen::Dynamic, 1, Eigen::ColMajor, chunk, 1>;
     for_each_slice(n, 1, [&](std::int64_t begin, std::int64_t count) {
-        Eigen::Map<const Array> in(x + begin, count);
-        Eigen::Map<const Array> grad_out(dy + begin, count);
-        Eigen::Map<Array> grad_in(dx + begin, count);
-        const auto clamped = in.max(-30.0f).min(30.0f);
-        // t is used twice: evaluated once into a temporary (dx may be dy, so not into dx).
-        const Array t = (k * (clamped + c * clamped.cube())).tanh();
-        grad_in = grad_out * (0.5f * (1.0f + t) + 0.5f * clamped * (1.0f - t.square()) * k *
-                                                      (1.0f + 3.0f * c * clamped.square()));
+        for (std::int64_t start = begin; start < begin + count; start += chunk) {
+            const std::int64_t m = std::min(chunk, begin + count - start);
+            Eigen::Map<const Array> in(x + start, m);
+            Eigen::Map<const Array> grad_out(dy + start, m);
+            Eigen::Map<Array> grad_in(dx + start, m);
+            const auto clamped = in.max(-30.0f).min(30.0f);
+            const Chunk t = (k * (clamped + c * clamped.cube())).tanh();
+            grad_in = grad_out * (0.5f * (1.0f + t) + 0.5f * clamped * (1.0f - t.square()) * k *
+                                                          (1.0f + 3.0f * c * clamped.square()));
+        }
     });
 }
 
