@@ -84,6 +84,23 @@ if(TRIPTYCH_GPU_FLAVOR STREQUAL "sim")
   find_package(Boost 1.74 REQUIRED COMPONENTS context)  # libboost-context-dev
 endif()
 
+# The simulator's access recorder (gpu/runtime/sim/recorder.cpp: `triptych profile`, the race
+# checker) needs the kernels compiled with GCC's ThreadSanitizer instrumentation, which cannot be
+# mixed with AddressSanitizer: sim builds with GCC, without TRIPTYCH_SANITIZE.
+set(TRIPTYCH_SIM_RECORDER OFF)
+if(TRIPTYCH_GPU_FLAVOR STREQUAL "sim" AND NOT TRIPTYCH_SANITIZE AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  set(TRIPTYCH_SIM_RECORDER ON)
+endif()
+# How the instrumented copy of a kernel is compiled: GCC's ThreadSanitizer instrumentation calls
+# __tsan_read4(address), __tsan_write8(address), ... before every load and store, and
+# __tsan_atomic32_fetch_add(...) and the like for every atomic; the simulator supplies those
+# functions itself (gpu/runtime/sim/instrumented.cpp), not ThreadSanitizer's run-time. It is chosen
+# over AddressSanitizer's hooks because those skip accesses to a variable at a constant offset, and
+# `__shared__ float sum;` is exactly such a variable. -fno-tree-sra keeps the copy of a float4 one
+# 16-byte access, as a GPU's 128-bit load is (GCC otherwise splits it into four 4-byte loads); -g1
+# keeps the line table the per-line counters need.
+set(TRIPTYCH_SIM_RECORDER_FLAGS -fsanitize=thread --param=tsan-instrument-func-entry-exit=0 -fno-tree-sra -g1)
+
 # The flavor, visible to C++ as TRIPTYCH_GPU_CUDA / TRIPTYCH_GPU_SIM / TRIPTYCH_GPU_OFF.
 string(TOUPPER ${TRIPTYCH_GPU_FLAVOR} flavor_upper)
 file(WRITE ${PROJECT_BINARY_DIR}/generated/triptych_config.hpp.in
@@ -98,9 +115,12 @@ file(WRITE ${PROJECT_BINARY_DIR}/generated/triptych_config.hpp.in
 configure_file(${PROJECT_BINARY_DIR}/generated/triptych_config.hpp.in
                ${PROJECT_BINARY_DIR}/generated/triptych_config.hpp COPYONLY)
 
-# triptych_add_kernels(target file.cu ...): adds CUDA sources to `target` in the build's flavor.
+# triptych_add_kernels(target [INSTRUMENTED] file.cu ...): adds CUDA sources to `target` in the
+# build's flavor.
 #   cuda: compiled by nvcc.  sim: compiled as C++ through a generated one-line .cpp that includes
 #   the .cu (so the .cu keeps its name and nvcc can still see it).  Plus the nvcc compile check.
+#   INSTRUMENTED (sim builds with the recorder): compiled with TRIPTYCH_SIM_RECORDER_FLAGS, through
+#   a wrapper of its own, for the instrumented copy of a program.
 if(TRIPTYCH_NVCC_CHECKING)
   add_library(triptych_nvcc_check OBJECT)
   target_include_directories(triptych_nvcc_check PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/generated)
@@ -108,10 +128,19 @@ if(TRIPTYCH_NVCC_CHECKING)
 endif()
 
 function(triptych_add_kernels target)
-  foreach(cu IN LISTS ARGN)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "INSTRUMENTED" "" "")
+  foreach(cu IN LISTS arg_UNPARSED_ARGUMENTS)
     get_filename_component(cu_path ${cu} ABSOLUTE)
     if(TRIPTYCH_GPU_FLAVOR STREQUAL "cuda")
       target_sources(${target} PRIVATE ${cu_path})
+    elseif(arg_INSTRUMENTED)
+      file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${cu_path})
+      string(REPLACE "/" "_" wrapper_name ${rel})
+      set(wrapper ${PROJECT_BINARY_DIR}/sim_sources/${wrapper_name}.instrumented.cpp)
+      file(CONFIGURE OUTPUT ${wrapper} CONTENT "// Generated: ${rel} compiled as C++ for the CUDA simulator, with the access recorder.\n#include \"${rel}\"\n")
+      target_sources(${target} PRIVATE ${wrapper})
+      set_source_files_properties(${wrapper} TARGET_DIRECTORY ${target} PROPERTIES
+                                  COMPILE_OPTIONS "${TRIPTYCH_SIM_RECORDER_FLAGS}")
     else()
       file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${cu_path})
       string(REPLACE "/" "_" wrapper_name ${rel})
@@ -123,4 +152,28 @@ function(triptych_add_kernels target)
       endif()
     endif()
   endforeach()
+endfunction()
+
+# triptych_program(target SOURCES file... [OUTPUT_NAME name]): an executable linked with
+# triptych_check and every variant. Where the recorder is built, a twin with the instrumented
+# kernels goes next to it, in instrumented/ under the same name: the simulator runs it in its place
+# when TRIPTYCH_SIM_PROFILE or TRIPTYCH_SIM_RACECHECK asks for recording (gpu/runtime/sim/recorder.cpp).
+function(triptych_program target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "OUTPUT_NAME" "SOURCES;LIBRARIES")
+  if(NOT arg_OUTPUT_NAME)
+    set(arg_OUTPUT_NAME ${target})
+  endif()
+  add_library(${target}_objects OBJECT ${arg_SOURCES})
+  target_link_libraries(${target}_objects PUBLIC triptych_check ${arg_LIBRARIES})
+  add_executable(${target} $<TARGET_OBJECTS:${target}_objects>)
+  target_link_libraries(${target} PRIVATE triptych_check triptych::all ${arg_LIBRARIES})
+  set_target_properties(${target} PROPERTIES OUTPUT_NAME ${arg_OUTPUT_NAME})
+  if(TRIPTYCH_SIM_RECORDER)
+    add_executable(${target}_instrumented $<TARGET_OBJECTS:${target}_objects>)
+    target_link_libraries(${target}_instrumented PRIVATE triptych_check triptych::instrumented
+                          ${arg_LIBRARIES})
+    set_target_properties(${target}_instrumented PROPERTIES OUTPUT_NAME ${arg_OUTPUT_NAME}
+                          RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/instrumented)
+    add_dependencies(${target} ${target}_instrumented)
+  endif()
 endfunction()

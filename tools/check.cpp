@@ -10,6 +10,11 @@
 #include "common/registry.hpp"
 #include "tools/commands.hpp"
 #include "tools/options.hpp"
+#include "triptych_config.hpp"
+
+#if TRIPTYCH_GPU_SIM
+#include "gpu/runtime/sim/recorder.hpp"
+#endif
 
 namespace triptych::tools {
 namespace {
@@ -17,6 +22,7 @@ namespace {
 void print_help() {
     std::puts(
         "usage: triptych check [--op NAME] [--backend NAME] [--shape SIZES] [--seed S]\n"
+        "                      [--racecheck]\n"
         "\n"
         "Runs each op on each variant with fresh random inputs, compares the result with the\n"
         "float64 cpu_naive reference and prints one row per case. Exit status 1 if any fails.\n"
@@ -31,7 +37,10 @@ void print_help() {
         "                  gpu_tiled@5 (see `triptych versions`)\n"
         "  --shape SIZES   only this shape (needs --op), e.g. --op gemm --shape 67,45,91\n"
         "  --seed S        the inputs' seed; every run prints the one it used, so any case can\n"
-        "                  be replayed exactly");
+        "                  be replayed exactly\n"
+        "  --racecheck     run the GPU kernels under the simulator's race checker (as\n"
+        "                  TRIPTYCH_SIM_RACECHECK=1 does): a race between threads, a read of\n"
+        "                  shared memory nobody wrote, or an access past a buffer fails the case");
 }
 
 void print_row(const check::CaseResult& r, const std::string& verdict) {
@@ -82,10 +91,22 @@ std::vector<std::string> backends_to_check(const check::OpDescription& op,
 }  // namespace
 
 int check_main(const Args& args) {
-    Options options("check", args, {"--op", "--backend", "--shape", "--seed"}, {"--help"});
+    Options options("check", args, {"--op", "--backend", "--shape", "--seed"},
+                    {"--help", "--racecheck"});
     if (options.has("--help")) {
         print_help();
         return 0;
+    }
+    if (options.has("--racecheck")) {
+#if TRIPTYCH_GPU_SIM
+        sim::RecordMode mode = sim::record_mode();
+        mode.racecheck = true;
+        sim::ensure_recorder(mode);  // in a plain program: runs its instrumented copy instead
+#else
+        throw InvalidArgument(
+            "--racecheck needs a sim build (the simulator's race checker); on a "
+            "GPU, run compute-sanitizer --tool racecheck on triptych check");
+#endif
     }
     if (options.has("--shape") && !options.has("--op"))
         throw InvalidArgument("--shape needs --op (shapes differ between ops)");

@@ -16,5 +16,6 @@ int bench_main(const Args& args);     // tools/report.cpp
 int report_main(const Args& args);    // tools/report.cpp
 int train_main(const Args& args);     // tools/train.cpp
 int versions_main(const Args& args);  // tools/versions.cpp
+int profile_main(const Args& args);   // tools/profile.cpp
 
 }  // namespace triptych::tools

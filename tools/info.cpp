@@ -11,6 +11,9 @@
 #if !TRIPTYCH_GPU_OFF
 #include "gpu/runtime/device.hpp"
 #endif
+#if TRIPTYCH_GPU_SIM
+#include "gpu/runtime/sim/recorder.hpp"
+#endif
 
 namespace triptych::tools {
 
@@ -35,6 +38,15 @@ int info_main(const Args& args) {
         std::printf(
             "GPU:         simulator (GPU kernels run on the CPU; their timings say nothing "
             "about a GPU)\n");
+#if TRIPTYCH_GPU_SIM
+        const sim::RecordMode mode = sim::record_mode();
+        std::printf(
+            "recorder:    %s; counting %s, race checking %s (TRIPTYCH_SIM_PROFILE, "
+            "TRIPTYCH_SIM_RACECHECK)\n",
+            sim::recorder_available() ? "this program's kernels are instrumented"
+                                      : "this program's kernels are not instrumented",
+            mode.profile ? "on" : "off", mode.racecheck ? "on" : "off");
+#endif
     } else {
         std::printf("GPU:         %s, %d SMs, %.1f GiB, compute capability %d.%d\n", d.name.c_str(),
                     d.multiprocessors, d.memory_bytes / double(1u << 30), d.major, d.minor);

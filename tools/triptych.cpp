@@ -2,6 +2,7 @@
 //   info     the build, the compiler, the CPU threads and the GPU (or simulator / none)
 //   versions every kernel version of every op and variant (the optimisation ladders)
 //   check    every op of every variant against the float64 reference
+//   profile  one op's GPU kernels in the simulator: what Nsight Compute would count
 //   bench    the Google Benchmark suites
 //   report   benchmarks -> a Markdown speedup report with charts
 //   train    train a model on Fashion-MNIST, with a loss curve, a chart and checkpoints
@@ -22,6 +23,7 @@ void print_usage() {
         "  info     show the build flavor, compiler, CPU threads and GPU\n"
         "  versions list every op's kernel versions in every variant (the ladders)\n"
         "  check    cross-check every op and variant against the float64 reference\n"
+        "  profile  count one op's GPU kernels in the simulator as Nsight Compute would\n"
         "  bench    run the benchmarks (Google Benchmark)\n"
         "  report   run the benchmarks and write the speedup report (Markdown + charts)\n"
         "  train    train mlp or lenet on Fashion-MNIST on any backend (loss curve, checkpoints)\n"
@@ -43,6 +45,7 @@ int main(int argc, char** argv) {
         if (command == "info") return info_main(args);
         if (command == "versions") return versions_main(args);
         if (command == "check") return check_main(args);
+        if (command == "profile") return profile_main(args);
         if (command == "bench") return bench_main(args);
         if (command == "report") return report_main(args);
         if (command == "train") return train_main(args);

@@ -74,6 +74,12 @@ std::string str(uint3 v) {
     return "(" + std::to_string(v.x) + "," + std::to_string(v.y) + "," + std::to_string(v.z) + ")";
 }
 
+std::string hex(unsigned value) {
+    char text[16];
+    std::snprintf(text, sizeof text, "%08x", value);
+    return text;
+}
+
 // ---- fiber stacks ------------------------------------------------------------------------------
 
 // One guarded stack per CUDA thread slot, allocated on first use by each OS thread and kept for
@@ -113,12 +119,21 @@ struct WarpRequest {
     std::uint64_t result = 0;
 };
 
+// How many times a thread has reached one warp operation (its file:line): lanes pair up only at
+// the same occurrence, so lanes in different iterations of one loop are never matched.
+struct Occurrence {
+    std::source_location where;
+    std::uint32_t count = 0;
+};
+
 struct CudaThread {
     uint3 index{};
     ctx::fiber fiber;  // its suspended context; empty before it starts and after it ends
     bool started = false;
     Wait wait = Wait::none;
-    std::source_location where;  // of the barrier or warp operation it waits at
+    std::source_location where;    // of the barrier or warp operation it waits at
+    std::uint32_t occurrence = 0;  // of the warp operation it waits at
+    std::vector<Occurrence> warp_operations_reached;
     WarpRequest warp;
     void* fake_stack = nullptr;  // AddressSanitizer's bookkeeping while suspended
 };
@@ -140,6 +155,7 @@ struct BlockRun {
     const void* scheduler_stack_bottom = nullptr;
     std::size_t scheduler_stack_size = 0;
     StackPool* stacks = nullptr;
+    recorder::Launch* recording = nullptr;  // the access recorder's launch, when it records
 };
 
 thread_local BlockRun* current_block = nullptr;
@@ -171,6 +187,7 @@ ctx::fiber thread_entry(BlockRun& run, CudaThread& thread, ctx::fiber&& schedule
 void resume(BlockRun& run, CudaThread& thread, std::size_t slot) {
     threadIdx = thread.index;
     run.current = &thread;
+    if (run.recording != nullptr) recorder::thread_resumed(slot);
     ctx::stack_context& stack = run.stacks->get(slot);
     static const std::size_t guard = ctx::stack_traits::page_size();
     void* fake_stack = nullptr;
@@ -237,8 +254,9 @@ std::uint64_t warp_result(const CudaThread* lanes, unsigned present, int lane) {
     return 0;
 }
 
-// Releases every warp whose participating lanes all wait at the same warp operation.
-// Returns whether any warp was released.
+// Releases every warp whose participating lanes all wait at the same warp operation, reached
+// the same number of times. Returns whether any warp was released. A mask naming a lane that has
+// exited is an error: that lane can never arrive (on a GPU the result is undefined).
 bool release_warps(BlockRun& run) {
     bool released = false;
     const int count = static_cast<int>(run.threads.size());
@@ -246,21 +264,30 @@ bool release_warps(BlockRun& run) {
         CudaThread* lanes = &run.threads[first];
         const int lane_count = std::min(warpSize, count - first);
         for (int leader = 0; leader < lane_count; ++leader) {
-            if (lanes[leader].wait != Wait::warp) continue;
-            // Lanes named in the leader's mask that still exist and have not exited take part.
+            const CudaThread& lead = lanes[leader];
+            if (lead.wait != Wait::warp) continue;
+            // The lanes named in the leader's mask that exist in this block take part.
             unsigned present = 0;
             bool ready = true;
             for (int l = 0; l < lane_count; ++l) {
-                if (!(lanes[leader].warp.mask >> l & 1u) || lanes[l].wait == Wait::done) continue;
+                if (!(lead.warp.mask >> l & 1u)) continue;
+                if (lanes[l].wait == Wait::done)
+                    throw CudaError("warp operation at " + where_str(lead.where) + " in block " +
+                                    str(blockIdx) + ": thread " + str(lead.index) + " names lane " +
+                                    std::to_string(l) + " in its mask 0x" + hex(lead.warp.mask) +
+                                    ", but that lane has exited; a mask may name only lanes "
+                                    "that reach this warp operation");
                 present |= 1u << l;
                 ready = ready && lanes[l].wait == Wait::warp &&
-                        same_place(lanes[l].where, lanes[leader].where);
+                        same_place(lanes[l].where, lead.where) &&
+                        lanes[l].occurrence == lead.occurrence;
             }
             if (!ready) continue;
             for (int l = 0; l < lane_count; ++l)
                 if (present >> l & 1u) lanes[l].warp.result = warp_result(lanes, present, l);
             for (int l = 0; l < lane_count; ++l)
                 if (present >> l & 1u) lanes[l].wait = Wait::none;
+            if (run.recording != nullptr) recorder::warp_released(std::size_t(first), present);
             released = true;
         }
     }
@@ -307,8 +334,13 @@ bool release_barrier(BlockRun& run) {
         if (first == nullptr) first = &t;
         if (!same_place(t.where, first->where)) return false;
     }
-    for (CudaThread& t : run.threads)
-        if (t.wait == Wait::barrier) t.wait = Wait::none;
+    std::size_t warps_waiting = 0;
+    for (std::size_t i = 0; i < run.threads.size(); ++i) {
+        if (run.threads[i].wait != Wait::barrier) continue;
+        run.threads[i].wait = Wait::none;
+        if (i % warpSize == 0 || run.threads[i - 1].wait == Wait::done) ++warps_waiting;
+    }
+    if (run.recording != nullptr) recorder::barrier_released(warps_waiting);
     return true;
 }
 
@@ -321,6 +353,10 @@ void arrange(std::vector<std::size_t>& order, const ThreadOrder& knob, std::mt19
 
 void run_block(BlockRun& run, const ThreadOrder& knob, std::uint64_t block_number) {
     const dim3 block = blockDim;
+    if (run.recording != nullptr) {
+        const unsigned index[3] = {blockIdx.x, blockIdx.y, blockIdx.z};
+        recorder::block_begin(run.recording, block_number, index, run.threads.size());
+    }
     for (std::size_t i = 0; i < run.threads.size(); ++i) {
         CudaThread& t = run.threads[i];
         t = CudaThread{};
@@ -352,6 +388,7 @@ void run_block(BlockRun& run, const ThreadOrder& knob, std::uint64_t block_numbe
             if (run.threads[slot].wait != Wait::done) resume(run, run.threads[slot], slot);
         throw CudaError(message);
     }
+    if (run.recording != nullptr) recorder::block_end();
     if (run.kernel_error) std::rethrow_exception(run.kernel_error);
 }
 
@@ -423,6 +460,26 @@ std::map<std::uintptr_t, std::size_t>& allocations() {
     return map;
 }
 constexpr std::align_val_t device_alignment{256};  // as cudaMalloc guarantees
+constexpr unsigned char guard_pattern = 0xA5;      // the bytes after each allocation
+
+// After a launch: the first allocation whose guard bytes a kernel changed, restored so that the
+// next launch starts clean, as an error naming the launch.
+void check_guards(std::source_location where) {
+    std::shared_lock lock(allocations_mutex);
+    for (auto [start, bytes] : allocations()) {
+        auto* guard = reinterpret_cast<unsigned char*>(start) + bytes;
+        for (std::size_t i = 0; i < device_guard_bytes; ++i) {
+            if (guard[i] == guard_pattern) continue;
+            std::memset(guard, guard_pattern, device_guard_bytes);
+            throw CudaError("kernel launched at " + where_str(where) +
+                            " wrote past the end of a device buffer of " + std::to_string(bytes) +
+                            " bytes (" + std::to_string(i + 1) +
+                            " bytes past it); on a GPU this corrupts a neighbouring buffer or "
+                            "is an illegal memory access. TRIPTYCH_SIM_RACECHECK=1 names the "
+                            "thread, the block and the line");
+        }
+    }
+}
 
 }  // namespace
 
@@ -440,6 +497,19 @@ std::uint64_t warp_exchange(WarpOp op, unsigned mask, std::uint64_t value, int p
         throw CudaError("warp operation at " + where_str(where) + ": width " +
                         std::to_string(width) + " is not a power of two from 1 to 32");
     CudaThread& me = *run.current;
+    const std::size_t lane = std::size_t(&me - run.threads.data()) % warpSize;
+    if (!(mask >> lane & 1u))
+        throw CudaError("warp operation at " + where_str(where) + ": thread " + str(me.index) +
+                        " of block " + str(blockIdx) + " is lane " + std::to_string(lane) +
+                        " and calls it with mask 0x" + hex(mask) +
+                        ", which leaves itself out; a lane calling a *_sync function must be in "
+                        "its mask");
+    auto reached =
+        std::find_if(me.warp_operations_reached.begin(), me.warp_operations_reached.end(),
+                     [&](const Occurrence& o) { return same_place(o.where, where); });
+    if (reached == me.warp_operations_reached.end())
+        reached = me.warp_operations_reached.insert(reached, Occurrence{where, 0});
+    me.occurrence = reached->count++;
     me.warp = WarpRequest{op, mask, value, parameter, width, 0};
     suspend(run, Wait::warp, where);
     return me.warp.result;
@@ -452,10 +522,14 @@ void* dynamic_shared_memory() {
 
 void* device_malloc(std::size_t bytes) {
     if (bytes == 0) return nullptr;
-    void* pointer = ::operator new(bytes, device_alignment);
+    auto* pointer =
+        static_cast<unsigned char*>(::operator new(bytes + device_guard_bytes, device_alignment));
     std::memset(pointer, 0xFF, bytes);
-    std::unique_lock lock(allocations_mutex);
-    allocations()[reinterpret_cast<std::uintptr_t>(pointer)] = bytes;
+    std::memset(pointer + bytes, guard_pattern, device_guard_bytes);
+    {
+        std::unique_lock lock(allocations_mutex);
+        allocations()[reinterpret_cast<std::uintptr_t>(pointer)] = bytes;
+    }
     return pointer;
 }
 
@@ -466,6 +540,11 @@ void device_free(void* pointer) {
         allocations().erase(reinterpret_cast<std::uintptr_t>(pointer));
     }
     ::operator delete(pointer, device_alignment);
+}
+
+std::vector<std::pair<std::uintptr_t, std::size_t>> device_allocations() {
+    std::shared_lock lock(allocations_mutex);
+    return {allocations().begin(), allocations().end()};
 }
 
 bool is_device_pointer(const void* pointer) {
@@ -539,8 +618,12 @@ void set_max_dynamic_shared_bytes(std::size_t bytes) {
 }
 
 void run_grid(dim3 grid, dim3 block, std::size_t shared_bytes, std::source_location where,
-              ThreadBody thread_body, const void* context) {
+              ThreadBody thread_body, const void* context, const void* kernel) {
     validate_launch(grid, block, shared_bytes, where);
+    const unsigned grid_dims[3] = {grid.x, grid.y, grid.z};
+    const unsigned block_dims[3] = {block.x, block.y, block.z};
+    recorder::Launch* recording =
+        recorder::launch_begin(kernel, grid_dims, block_dims, shared_bytes, where_str(where));
     const ThreadOrder knob = thread_order();
     const std::uint64_t blocks = std::uint64_t(grid.x) * grid.y * grid.z;
     const std::size_t threads = std::size_t(block.x) * block.y * block.z;
@@ -560,9 +643,12 @@ void run_grid(dim3 grid, dim3 block, std::size_t shared_bytes, std::source_locat
                                                                      : nullptr);
         run.dynamic_shared = dynamic_shared.get();
         run.dynamic_shared_bytes = shared_bytes;
+        run.recording = recording;
         gridDim = grid;
         blockDim = block;
         current_block = &run;
+        if (recording != nullptr)
+            recorder::worker_begin(recording, run.dynamic_shared, shared_bytes);
 
 #pragma omp for schedule(dynamic)
         for (std::int64_t b = 0; b < std::int64_t(blocks); ++b) {
@@ -579,9 +665,14 @@ void run_grid(dim3 grid, dim3 block, std::size_t shared_bytes, std::source_locat
                 if (!first_error) first_error = std::current_exception();
             }
         }
+        if (recording != nullptr) recorder::worker_end(recording);
         current_block = nullptr;
     }
+    // A kernel's own error comes first; what the recorder found is then dropped.
+    if (recording != nullptr && first_error) recorder::launch_abandoned(recording);
     if (first_error) std::rethrow_exception(first_error);
+    if (recording != nullptr) recorder::launch_end(recording);  // throws for the races it found
+    check_guards(where);
 }
 
 }  // namespace triptych::sim

@@ -9,6 +9,8 @@
 //     one block at a time. threadIdx/blockIdx/... are thread-local variables set at each switch.
 //   - The order in which threads run between barriers is a knob (TRIPTYCH_SIM_ORDER=forward,
 //     reverse, random:SEED): a missing __syncthreads() shows up as wrong results in another order.
+//   - The access recorder (recorder.hpp) counts every launch's memory requests as Nsight Compute
+//     does and checks its threads for races, in the instrumented copy of a program.
 //
 // Known limits: warps do not run in lock-step (code relying on implicit warp synchrony may pass
 // or fail); launches are synchronous; float results may differ from a GPU in the last bits; and
@@ -28,8 +30,11 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "common/errors.hpp"
+#include "gpu/runtime/sim/recorder.hpp"
 
 // ---- vector types and dim3 (global namespace, as in CUDA) -------------------------------------
 
@@ -108,10 +113,16 @@ std::uint64_t warp_exchange(WarpOp op, unsigned mask, std::uint64_t value, int p
 void* dynamic_shared_memory();
 
 // Device memory: host memory registered as "device", so a launch can refuse host pointers.
-// Fresh allocations are filled with 0xFF bytes (NaN as float), as a GPU leaves garbage.
+// Fresh allocations are filled with 0xFF bytes (NaN as float), as a GPU leaves garbage. Each is
+// followed by `device_guard_bytes` of a known pattern, checked after every launch: a kernel that
+// writes past the end of a buffer fails its launch (under TRIPTYCH_SIM_RACECHECK=1 the error names
+// the thread, the block and the line).
+inline constexpr std::size_t device_guard_bytes = 64;
 void* device_malloc(std::size_t bytes);
 void device_free(void* pointer);
 bool is_device_pointer(const void* pointer);
+// Every live device allocation: (start address, bytes).
+std::vector<std::pair<std::uintptr_t, std::size_t>> device_allocations();
 
 // The order in which the threads of a block run between barriers.
 enum class Order { forward, reverse, random };
@@ -136,9 +147,10 @@ void set_max_dynamic_shared_bytes(std::size_t bytes);
 // Runs every block of the grid; `thread_body` runs one CUDA thread (the builtins already set).
 // Throws CudaError for a launch the GPU would reject, and rethrows the first exception a kernel
 // thread threw. `where` is the launch's call site, for messages.
+// `kernel` is the kernel function, named in the recorder's profiles.
 using ThreadBody = void (*)(const void* context);
 void run_grid(dim3 grid, dim3 block, std::size_t shared_bytes, std::source_location where,
-              ThreadBody thread_body, const void* context);
+              ThreadBody thread_body, const void* context, const void* kernel);
 
 // Throws CudaError if argument `index` is a non-null host pointer.
 void check_argument_pointer(const void* pointer, int index, std::source_location where);
@@ -161,7 +173,9 @@ void launch(Kernel kernel, dim3 grid, dim3 block, std::size_t shared_bytes,
         const auto* c = static_cast<const Context*>(raw);
         std::apply(c->kernel, c->args);
     };
-    run_grid(grid, block, shared_bytes, where, body, &context);
+    const void* kernel_address = nullptr;
+    if constexpr (std::is_pointer_v<Kernel>) kernel_address = reinterpret_cast<const void*>(kernel);
+    run_grid(grid, block, shared_bytes, where, body, &context, kernel_address);
 }
 
 // Values travel through warp_exchange as 8 raw bytes.
@@ -236,21 +250,30 @@ inline int __all_sync(unsigned mask, int predicate,
 }
 
 // ---- atomics: real atomics, because blocks run in parallel on several OS threads ---------------
+// While the access recorder runs, each tells it its address (the race checker exempts atomics).
+
+#define TRIPTYCH_NOTE_ATOMIC(address)         \
+    if (::triptych::sim::recorder::recording) \
+    ::triptych::sim::recorder::note_atomic(address, sizeof(*address))
 
 template <typename T>
 T atomicAdd(T* address, T value) {
+    TRIPTYCH_NOTE_ATOMIC(address);
     return std::atomic_ref<T>(*address).fetch_add(value);  // a CAS loop for float and double
 }
 template <typename T>
 T atomicSub(T* address, T value) {
+    TRIPTYCH_NOTE_ATOMIC(address);
     return std::atomic_ref<T>(*address).fetch_sub(value);
 }
 template <typename T>
 T atomicExch(T* address, T value) {
+    TRIPTYCH_NOTE_ATOMIC(address);
     return std::atomic_ref<T>(*address).exchange(value);
 }
 template <typename T>
 T atomicCAS(T* address, T compare, T value) {
+    TRIPTYCH_NOTE_ATOMIC(address);
     std::atomic_ref<T>(*address).compare_exchange_strong(compare, value);
     return compare;  // the old value, whether or not the swap happened
 }
@@ -258,6 +281,7 @@ template <typename T>
 T atomicMax(T* address, T value) {
     static_assert(std::is_integral_v<T>,
                   "CUDA's atomicMax takes integers; use a CAS loop for float");
+    TRIPTYCH_NOTE_ATOMIC(address);
     std::atomic_ref<T> target(*address);
     T old = target.load();
     while (old < value && !target.compare_exchange_weak(old, value)) {
@@ -268,12 +292,15 @@ template <typename T>
 T atomicMin(T* address, T value) {
     static_assert(std::is_integral_v<T>,
                   "CUDA's atomicMin takes integers; use a CAS loop for float");
+    TRIPTYCH_NOTE_ATOMIC(address);
     std::atomic_ref<T> target(*address);
     T old = target.load();
     while (old > value && !target.compare_exchange_weak(old, value)) {
     }
     return old;
 }
+
+#undef TRIPTYCH_NOTE_ATOMIC
 
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline void __threadfence_block() { std::atomic_thread_fence(std::memory_order_seq_cst); }

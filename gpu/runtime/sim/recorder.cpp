@@ -1,0 +1,554 @@
+// The access recorder (see recorder.hpp): what it does with each access, and when.
+//
+//   record          an access by the running CUDA thread, from the instrumentation: kept in its
+//                   OS thread's log, tagged with the thread, its epoch and the access's site.
+//   flush           at each barrier and at the block's end, the log of that barrier interval is
+//                   complete: its accesses are grouped into warp requests and counted (profile),
+//                   and checked for races (racecheck); then it is emptied.
+//   launch_end      merges what every OS thread found, checks writes across blocks, keeps the
+//                   launch's profile, and throws CudaError for the problems found.
+//
+// A program whose kernels are not instrumented has this file too (the scheduler calls it), but
+// nothing is ever recorded there: asked to record, it runs its instrumented copy instead (below),
+// or says why it cannot.
+#include "gpu/runtime/sim/recorder.hpp"
+
+#include <link.h>
+#include <memory>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "gpu/runtime/sim/races.hpp"
+#include "gpu/runtime/sim/sim.hpp"
+
+// Defined only by instrumented.cpp, which only the instrumented copy of a program links.
+extern "C" __attribute__((weak)) const char triptych_sim_instrumented_kernels;
+
+namespace triptych::sim {
+namespace {
+
+// ---- the mode, and running the instrumented copy -----------------------------------------------
+
+bool env_on(const char* name) {
+    const char* text = std::getenv(name);
+    return text != nullptr && std::string(text) == "1";
+}
+
+RecordMode& mode_setting() {
+    static RecordMode mode = [] {
+        const RecordMode from_environment{env_on("TRIPTYCH_SIM_PROFILE"),
+                                          env_on("TRIPTYCH_SIM_RACECHECK")};
+        recorder::recording = from_environment.any() && recorder_available();
+        return from_environment;
+    }();
+    return mode;
+}
+
+std::string self_path() {
+    char path[4096];
+    const ssize_t length = readlink("/proc/self/exe", path, sizeof path - 1);
+    if (length <= 0) return "";
+    path[length] = '\0';
+    return path;
+}
+
+// "build/tools/instrumented/triptych" for "build/tools/triptych".
+std::string instrumented_copy_path() {
+    const std::string self = self_path();
+    const auto slash = self.rfind('/');
+    if (slash == std::string::npos) return "";
+    return self.substr(0, slash) + "/instrumented" + self.substr(slash);
+}
+
+// Replaces this process with the instrumented copy, with the same arguments (read back from
+// /proc/self/cmdline) and environment. Returns only if there is no copy to run.
+void exec_instrumented_copy() {
+    const std::string copy = instrumented_copy_path();
+    if (copy.empty() || access(copy.c_str(), X_OK) != 0) return;
+    std::ifstream cmdline("/proc/self/cmdline", std::ios::binary);
+    const std::string all((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    std::vector<char*> argv;
+    for (std::size_t at = 0; at < all.size(); at += std::strlen(all.c_str() + at) + 1)
+        argv.push_back(const_cast<char*>(all.c_str() + at));
+    argv.push_back(nullptr);
+    std::fflush(stdout);
+    execv(copy.c_str(), argv.data());  // returns only on failure
+}
+
+// Before main: a plain program asked to record becomes its instrumented copy. Without one, the
+// first launch says why it cannot record.
+__attribute__((constructor)) void become_instrumented_copy_if_asked() {
+    if (!recorder_available() && mode_setting().any()) exec_instrumented_copy();
+}
+
+std::string why_no_recorder() {
+    return "this program's kernels were compiled without the access recorder, and there is no "
+           "instrumented copy of it at " +
+           instrumented_copy_path() +
+           " (a sim build compiled by GCC makes one for every program, except under "
+           "TRIPTYCH_SANITIZE, whose AddressSanitizer cannot be combined with it)";
+}
+
+// ---- where static shared memory lives --------------------------------------------------------
+
+// The span of this OS thread's block of the program's thread-local storage: static __shared__
+// variables live there (`__shared__` is `thread_local` in the simulator).
+std::pair<std::uintptr_t, std::uintptr_t> thread_local_span() {
+    std::pair<std::uintptr_t, std::uintptr_t> span{0, 0};
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, std::size_t, void* out) {
+            auto& result = *static_cast<std::pair<std::uintptr_t, std::uintptr_t>*>(out);
+            for (int i = 0; i < info->dlpi_phnum; ++i)
+                if (info->dlpi_phdr[i].p_type == PT_TLS && info->dlpi_tls_data != nullptr) {
+                    const auto begin = reinterpret_cast<std::uintptr_t>(info->dlpi_tls_data);
+                    result = {begin, begin + info->dlpi_phdr[i].p_memsz};
+                }
+            return 1;  // the program itself is the first object
+        },
+        &span);
+    return span;
+}
+
+// ---- a launch, and each OS thread's part of it -------------------------------------------------
+
+struct Allocation {
+    std::uintptr_t begin = 0, end = 0, guard_end = 0;
+};
+
+std::uint64_t counts_key(std::uintptr_t site, std::uint8_t flags) { return site << 3 | flags; }
+
+struct Worker {
+    recorder::Launch* launch = nullptr;
+    std::uintptr_t dynamic_begin = 0, dynamic_end = 0, static_begin = 0, static_end = 0;
+    std::uintptr_t builtins[4] = {};  // threadIdx, blockIdx, blockDim, gridDim: not memory
+    // The running block.
+    bool in_block = false;
+    std::uint64_t block_number = 0;
+    std::size_t current = 0;            // the running thread's slot
+    std::vector<std::uint32_t> epochs;  // per thread: barriers and warp operations passed
+    std::vector<Access> log;            // this barrier interval's accesses, in the order they ran
+    std::unordered_map<std::uintptr_t, std::uint8_t> shared_written;  // word -> bytes written
+    // Found so far, merged at worker_end.
+    std::unordered_map<std::uint64_t, AccessCounts> counts;  // by counts_key(site, flags)
+    std::uint64_t warps = 0, barriers = 0, warp_operations = 0;
+    std::vector<Finding> findings;
+    std::vector<GlobalWrite> global_writes;
+};
+thread_local Worker worker;
+
+std::mutex profiles_mutex;
+std::vector<LaunchProfile> profiles;
+
+}  // namespace
+
+struct recorder::Launch {
+    RecordMode mode;
+    std::uintptr_t kernel = 0;
+    LaunchProfile profile;
+    std::vector<Allocation> allocations;  // sorted by begin
+    std::mutex mutex;
+    std::unordered_map<std::uint64_t, AccessCounts> counts;
+    std::vector<Finding> findings;
+    std::vector<GlobalWrite> global_writes;
+};
+
+namespace {
+
+const Allocation* allocation_at(const recorder::Launch& launch, std::uintptr_t address) {
+    auto it = std::upper_bound(
+        launch.allocations.begin(), launch.allocations.end(), address,
+        [](std::uintptr_t a, const Allocation& allocation) { return a < allocation.begin; });
+    if (it == launch.allocations.begin()) return nullptr;
+    --it;
+    return address < it->guard_end ? &*it : nullptr;
+}
+
+// ---- counting: accesses into warp requests -----------------------------------------------------
+
+// The k-th execution of one access instruction by each lane of a warp within one epoch is one
+// request (recorder.hpp). `log` holds one barrier interval of one block.
+void add_request(Worker& w, const Access& first, const std::vector<LaneAccess>& lanes) {
+    const RequestCost cost =
+        (first.flags & shared) ? shared_request_cost(lanes) : global_request_cost(lanes);
+    w.counts[counts_key(first.site, first.flags)] +=
+        AccessCounts{1, cost.units, cost.ideal_units, lanes.size(), cost.bytes};
+}
+
+// The general grouping, for a warp whose lanes did not run the same accesses: the k-th execution
+// of an instruction by each lane in one epoch. `indices` (into `log`) are in the order they ran.
+void count_divergent_warp(const std::vector<Access>& log, const std::vector<std::uint32_t>& indices,
+                          Worker& w) {
+    struct Entry {
+        std::uint32_t epoch;
+        std::uintptr_t site;
+        std::uint8_t flags;
+        std::uint32_t occurrence;
+        std::uint32_t index;
+        auto key() const { return std::tie(epoch, site, flags, occurrence); }
+    };
+    std::vector<Entry> entries;
+    std::map<std::tuple<std::uint32_t, std::uint32_t, std::uintptr_t, std::uint8_t>, std::uint32_t>
+        executions;  // (thread, epoch, site, flags) -> how many so far
+    for (std::uint32_t i : indices) {
+        const Access& a = log[i];
+        const std::uint32_t k = executions[{a.thread, a.epoch, a.site, a.flags}]++;
+        entries.push_back({a.epoch, a.site, a.flags, k, i});
+    }
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& x, const Entry& y) { return x.key() < y.key(); });
+    std::vector<LaneAccess> lanes;
+    for (std::size_t begin = 0; begin < entries.size();) {
+        std::size_t end = begin;
+        lanes.clear();
+        for (; end < entries.size() && entries[end].key() == entries[begin].key(); ++end) {
+            const Access& a = log[entries[end].index];
+            lanes.push_back({int(a.thread % 32), a.address, a.size});
+        }
+        add_request(w, log[entries[begin].index], lanes);
+        begin = end;
+    }
+}
+
+// The k-th execution of one access instruction by each lane of a warp within one epoch is one
+// request (recorder.hpp). `log` holds one barrier interval of one block, in the order it ran.
+// When every lane of a warp ran the same instructions in the same order (convergent code, the
+// common case), the n-th access of each lane is one request; otherwise the general grouping runs.
+void count_requests(const std::vector<Access>& log, Worker& w) {
+    thread_local std::vector<std::vector<std::uint32_t>> by_thread;
+    if (by_thread.size() < w.epochs.size()) by_thread.resize(w.epochs.size());
+    for (auto& accesses : by_thread) accesses.clear();
+    for (std::uint32_t i = 0; i < log.size(); ++i) by_thread[log[i].thread].push_back(i);
+
+    std::vector<LaneAccess> lanes;
+    std::vector<std::uint32_t> warp_indices;
+    for (std::size_t first = 0; first < w.epochs.size(); first += 32) {
+        const std::size_t last = std::min(first + 32, w.epochs.size());
+        // Lanes with accesses must all have run the same sequence of (epoch, site, flags).
+        const std::vector<std::uint32_t>* leader = nullptr;
+        bool convergent = true;
+        for (std::size_t t = first; t < last && convergent; ++t) {
+            const auto& mine = by_thread[t];
+            if (mine.empty()) continue;
+            if (leader == nullptr) {
+                leader = &mine;
+                continue;
+            }
+            convergent = mine.size() == leader->size();
+            for (std::size_t n = 0; convergent && n < mine.size(); ++n) {
+                const Access& a = log[mine[n]];
+                const Access& b = log[(*leader)[n]];
+                convergent = a.site == b.site && a.flags == b.flags && a.epoch == b.epoch;
+            }
+        }
+        if (leader == nullptr) continue;
+        if (convergent) {
+            for (std::size_t n = 0; n < leader->size(); ++n) {
+                lanes.clear();
+                for (std::size_t t = first; t < last; ++t) {
+                    if (by_thread[t].empty()) continue;
+                    const Access& a = log[by_thread[t][n]];
+                    lanes.push_back({int(t % 32), a.address, a.size});
+                }
+                add_request(w, log[(*leader)[n]], lanes);
+            }
+            continue;
+        }
+        warp_indices.clear();
+        for (std::size_t t = first; t < last; ++t)
+            warp_indices.insert(warp_indices.end(), by_thread[t].begin(), by_thread[t].end());
+        std::sort(warp_indices.begin(), warp_indices.end());  // back in the order they ran
+        count_divergent_warp(log, warp_indices, w);
+    }
+}
+
+// ---- checking: the races and the rest ----------------------------------------------------------
+
+void add_finding(Worker& w, Finding finding) {
+    if (!already_found(w.findings, finding.problem, finding.first.site, finding.second.site))
+        w.findings.push_back(finding);
+}
+
+void check_interval(const std::vector<Access>& log, Worker& w) {
+    find_interval_hazards(log, w.block_number, w.findings);
+    for (const Access& a : log) {
+        if (a.flags & shared) {
+            // Bytes no thread of this block has written yet: on a GPU they hold whatever the
+            // previous block there left (static shared memory is never cleared).
+            bool unwritten = false;
+            const bool reads = !(a.flags & store) || (a.flags & atomic);
+            for (std::uintptr_t byte = a.address; byte < a.address + a.size;) {
+                const std::uintptr_t word = byte / 4;
+                std::uint8_t touched = 0;  // this access's bytes of the word
+                for (; byte < a.address + a.size && byte / 4 == word; ++byte)
+                    touched |= std::uint8_t(1u << (byte % 4));
+                std::uint8_t& written = w.shared_written[word];
+                unwritten = unwritten || (reads && (written & touched) != touched);
+                if (a.flags & store) written |= touched;
+            }
+            if (unwritten)
+                add_finding(w, {Problem::uninitialised_shared_read, a, {}, w.block_number, 0});
+        } else if (!(a.flags & atomic) && (a.flags & store)) {
+            w.global_writes.push_back({a.address, a.size, a.thread, w.block_number, a.site});
+        }
+    }
+}
+
+void flush(Worker& w) {
+    if (w.log.empty()) return;
+    if (w.launch->mode.profile) count_requests(w.log, w);
+    if (w.launch->mode.racecheck) check_interval(w.log, w);
+    w.log.clear();
+}
+
+// ---- reporting ---------------------------------------------------------------------------------
+
+std::string dims(const unsigned d[3]) {
+    return "(" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) +
+           ")";
+}
+
+std::string index_in(std::uint64_t linear, const unsigned extent[3]) {
+    const unsigned index[3] = {unsigned(linear % extent[0]),
+                               unsigned(linear / extent[0] % extent[1]),
+                               unsigned(linear / (std::uint64_t(extent[0]) * extent[1]))};
+    return dims(index);
+}
+
+std::string problem_words(Problem p) {
+    switch (p) {
+        case Problem::read_after_write:
+            return "read after write";
+        case Problem::write_after_read:
+            return "write after read";
+        case Problem::write_after_write:
+            return "write after write";
+        case Problem::blocks_write_same:
+            return "two blocks write one element";
+        case Problem::uninitialised_shared_read:
+            return "read of shared memory that no thread of this block wrote";
+        case Problem::out_of_bounds:
+            return "access past the end of a device buffer";
+    }
+    return "?";
+}
+
+std::string describe(const recorder::Launch& launch, const std::vector<Finding>& findings) {
+    std::vector<std::uintptr_t> sites;
+    for (const Finding& f : findings) sites.insert(sites.end(), {f.first.site, f.second.site});
+    const std::vector<SourceLine> lines = source_lines(sites);
+    const LaunchProfile& p = launch.profile;
+    std::string text = "race check: " + std::to_string(findings.size()) + " problem" +
+           (findings.size() == 1 ? "" : "s") + " in the kernel launched at " + p.launch_site +
+           " (grid " + dims(p.grid) + ", block " + dims(p.block) + ")";
+    auto who = [&](const Access& a, std::uint64_t block) {
+        return "thread " + index_in(a.thread, p.block) + " of block " + index_in(block, p.grid) +
+               ((a.flags & store) ? " writes " : " reads ") + std::to_string(a.size) + " bytes";
+    };
+    for (std::size_t i = 0; i < findings.size() && i < 8; ++i) {
+        const Finding& f = findings[i];
+        const std::string space = (f.first.flags & shared) ? "shared memory" : "global memory";
+        text += "\n  " + space + ", " + problem_words(f.problem) + ": " +
+                who(f.first, f.first_block) + " at " + lines[2 * i].file_line;
+        if (f.second.size != 0)
+            text += ", then " + who(f.second, f.second_block) + " at " + lines[2 * i + 1].file_line;
+        if (f.problem == Problem::read_after_write || f.problem == Problem::write_after_read ||
+            f.problem == Problem::write_after_write)
+            text += f.first.thread / 32 == f.second.thread / 32
+                        ? ", in one warp with no __syncwarp() or warp operation between them"
+                        : ", with no __syncthreads() between them";
+        if (f.problem == Problem::blocks_write_same)
+            text += "; blocks are not ordered: use atomicAdd, or give each block its own output";
+    }
+    if (findings.size() > 8) text += "\n  ... and " + std::to_string(findings.size() - 8) + " more";
+    return text;
+}
+
+}  // namespace
+
+// ---- public API --------------------------------------------------------------------------------
+
+bool recorder_available() { return &triptych_sim_instrumented_kernels != nullptr; }
+
+RecordMode record_mode() { return mode_setting(); }
+
+void set_record_mode(RecordMode mode) {
+    if (mode.any() && !recorder_available())
+        throw CudaError("the simulator cannot record accesses: " + why_no_recorder());
+    mode_setting() = mode;
+    recorder::recording = mode.any();
+}
+
+void ensure_recorder(RecordMode mode) {
+    if (recorder_available()) return set_record_mode(mode);
+    if (mode.profile) setenv("TRIPTYCH_SIM_PROFILE", "1", 1);
+    if (mode.racecheck) setenv("TRIPTYCH_SIM_RACECHECK", "1", 1);
+    exec_instrumented_copy();
+    throw CudaError("the simulator cannot record accesses: " + why_no_recorder());
+}
+
+std::vector<LaunchProfile> take_profiles() {
+    std::vector<LaunchProfile> taken;
+    {
+        std::lock_guard lock(profiles_mutex);
+        taken.swap(profiles);
+    }
+    return taken;
+}
+
+namespace recorder {
+
+Launch* launch_begin(const void* kernel, const unsigned grid[3], const unsigned block[3],
+                     std::size_t dynamic_shared_bytes, const std::string& launch_site) {
+    const RecordMode mode = mode_setting();
+    if (!mode.any()) return nullptr;
+    if (!recorder_available())
+        throw CudaError("TRIPTYCH_SIM_PROFILE / TRIPTYCH_SIM_RACECHECK: " + why_no_recorder());
+    auto* launch = new Launch;
+    launch->mode = mode;
+    launch->kernel = reinterpret_cast<std::uintptr_t>(kernel);
+    launch->profile.launch_site = launch_site;
+    std::copy(grid, grid + 3, launch->profile.grid);
+    std::copy(block, block + 3, launch->profile.block);
+    launch->profile.dynamic_shared_bytes = dynamic_shared_bytes;
+    for (auto [begin, bytes] : device_allocations())
+        launch->allocations.push_back({begin, begin + bytes, begin + bytes + device_guard_bytes});
+    std::sort(launch->allocations.begin(), launch->allocations.end(),
+              [](const Allocation& a, const Allocation& b) { return a.begin < b.begin; });
+    return launch;
+}
+
+void worker_begin(Launch* launch, void* dynamic_shared, std::size_t dynamic_shared_bytes) {
+    Worker& w = worker;
+    w = Worker{};
+    w.launch = launch;
+    w.dynamic_begin = reinterpret_cast<std::uintptr_t>(dynamic_shared);
+    w.dynamic_end = w.dynamic_begin + dynamic_shared_bytes;
+    std::tie(w.static_begin, w.static_end) = thread_local_span();
+    w.builtins[0] = reinterpret_cast<std::uintptr_t>(&threadIdx);
+    w.builtins[1] = reinterpret_cast<std::uintptr_t>(&blockIdx);
+    w.builtins[2] = reinterpret_cast<std::uintptr_t>(&blockDim);
+    w.builtins[3] = reinterpret_cast<std::uintptr_t>(&gridDim);
+}
+
+void worker_end(Launch* launch) {
+    Worker& w = worker;
+    std::lock_guard lock(launch->mutex);
+    for (auto& [key, counts] : w.counts) launch->counts[key] += counts;
+    launch->profile.warps += w.warps;
+    launch->profile.barriers += w.barriers;
+    launch->profile.warp_operations += w.warp_operations;
+    for (const Finding& f : w.findings)
+        if (!already_found(launch->findings, f.problem, f.first.site, f.second.site))
+            launch->findings.push_back(f);
+    launch->global_writes.insert(launch->global_writes.end(), w.global_writes.begin(),
+                                 w.global_writes.end());
+    w = Worker{};
+}
+
+void block_begin(Launch*, std::uint64_t block_number, const unsigned*, std::size_t threads) {
+    Worker& w = worker;
+    w.in_block = true;
+    w.block_number = block_number;
+    w.current = 0;
+    w.epochs.assign(threads, 0);
+    w.log.clear();
+    w.shared_written.clear();
+    w.warps += (threads + 31) / 32;
+}
+
+void thread_resumed(std::size_t slot) { worker.current = slot; }
+
+void barrier_released(std::size_t warps_waiting) {
+    Worker& w = worker;
+    flush(w);
+    for (auto& epoch : w.epochs) ++epoch;
+    w.barriers += warps_waiting;
+}
+
+void warp_released(std::size_t first, unsigned mask) {
+    Worker& w = worker;
+    for (unsigned lane = 0; lane < 32; ++lane)
+        if ((mask >> lane & 1u) && first + lane < w.epochs.size()) ++w.epochs[first + lane];
+    w.warp_operations += 1;
+}
+
+void block_end() {
+    Worker& w = worker;
+    flush(w);
+    w.in_block = false;
+}
+
+void launch_end(Launch* launch) {
+    std::unique_ptr<Launch> owned(launch);
+    if (launch->mode.racecheck) find_cross_block_writes(launch->global_writes, launch->findings);
+    if (launch->mode.profile) {
+        LaunchProfile& p = launch->profile;
+        p.kernel = source_lines({launch->kernel})[0].function;
+        for (auto& [key, counts] : launch->counts) {
+            SiteCounts s;
+            s.site = key >> 3;
+            const auto flags = std::uint8_t(key & 7);
+            s.space = (flags & shared) ? Space::shared : Space::global;
+            s.store = flags & store;
+            s.atomic = flags & atomic;
+            s.counts = counts;
+            p.sites.push_back(s);
+        }
+        std::sort(p.sites.begin(), p.sites.end(), [](const SiteCounts& a, const SiteCounts& b) {
+            return std::tie(a.site, a.space, a.store) < std::tie(b.site, b.space, b.store);
+        });
+        std::lock_guard lock(profiles_mutex);
+        profiles.push_back(p);
+    }
+    if (!launch->findings.empty()) throw CudaError(describe(*launch, launch->findings));
+}
+
+void launch_abandoned(Launch* launch) { delete launch; }
+
+void record(std::uintptr_t address, unsigned size, bool is_store, std::uintptr_t site) {
+    Worker& w = worker;
+    if (!w.in_block) return;  // host code of a kernel file, or another program's thread
+    for (std::uintptr_t builtin : w.builtins)
+        if (address >= builtin && address < builtin + sizeof(uint3)) return;
+    std::uint8_t flags = is_store ? store : 0;
+    if ((address >= w.dynamic_begin && address < w.dynamic_end) ||
+        (address >= w.static_begin && address < w.static_end)) {
+        flags |= shared;
+    } else {
+        const Allocation* allocation = allocation_at(*w.launch, address);
+        if (allocation == nullptr) return;  // not device memory: a local variable, a host value
+        if (address + size > allocation->end && w.launch->mode.racecheck) {
+            const Access a{address, site, 0, std::uint32_t(w.current), size, flags};
+            add_finding(w, {Problem::out_of_bounds, a, {}, w.block_number, 0});
+        }
+    }
+    w.log.push_back({address, site, w.epochs[w.current], std::uint32_t(w.current), size, flags});
+}
+
+void note_atomic(const void* address, unsigned size) {
+    Worker& w = worker;
+    if (!w.in_block) return;
+    const auto where = reinterpret_cast<std::uintptr_t>(address);
+    const auto site = std::uintptr_t(__builtin_return_address(0)) - 1;
+    const bool is_shared = (where >= w.dynamic_begin && where < w.dynamic_end) ||
+                           (where >= w.static_begin && where < w.static_end);
+    const std::uint8_t flags = std::uint8_t(store | atomic | (is_shared ? shared : 0));
+    w.log.push_back({where, site, w.epochs[w.current], std::uint32_t(w.current), size, flags});
+}
+
+}  // namespace recorder
+}  // namespace triptych::sim

@@ -1,0 +1,198 @@
+// Test kernels for the simulator's access recorder (see recorder_kernels.hpp): memory patterns
+// with counts known by hand, and planted bugs the race checker must name. Valid CUDA: nvcc
+// compiles this file too.
+#include "gpu/runtime/cuda.hpp"
+#include "tests/sim/device_array.hpp"
+#include "tests/sim/recorder_kernels.hpp"
+
+namespace triptych::sim_tests {
+namespace {
+
+constexpr int lanes = 32;
+
+// in holds 32 * 32 floats, index 32 ints, out 32 floats.
+__global__ void pattern_kernel(Pattern pattern, const float* in, const int* index, float* out) {
+    __shared__ float s[lanes * lanes];
+    const int lane = threadIdx.x;
+    if (pattern >= Pattern::shared_conflict_free && pattern <= Pattern::shared_float4) {
+        for (int row = 0; row < lanes; ++row) s[row * lanes + lane] = float(row * lanes + lane);
+        __syncthreads();
+    }
+    float value = 0.0f;
+    switch (pattern) {
+        case Pattern::global_coalesced:
+            value = in[lane];
+            break;
+        case Pattern::global_strided:
+            value = in[lanes * lane];
+            break;
+        case Pattern::global_gather:
+            value = in[index[lane]];
+            break;
+        case Pattern::global_float2: {
+            const float2 v = reinterpret_cast<const float2*>(in)[lane];
+            value = v.x + v.y;
+            break;
+        }
+        case Pattern::global_float4: {
+            const float4 v = reinterpret_cast<const float4*>(in)[lane];
+            value = v.x + v.y + v.z + v.w;
+            break;
+        }
+        case Pattern::global_divergent:
+            if (lane % 2 == 0) value = in[lane];
+            break;
+        case Pattern::shared_conflict_free:
+            value = s[lane];
+            break;
+        case Pattern::shared_two_way:
+            value = s[2 * lane];
+            break;
+        case Pattern::shared_32_way:
+            value = s[lanes * lane];
+            break;
+        case Pattern::shared_broadcast:
+            value = s[0];
+            break;
+        case Pattern::shared_float2: {
+            const float2 v = reinterpret_cast<const float2*>(s)[lane];
+            value = v.x + v.y;
+            break;
+        }
+        case Pattern::shared_float4: {
+            const float4 v = reinterpret_cast<const float4*>(s)[lane];
+            value = v.x + v.y + v.z + v.w;
+            break;
+        }
+        case Pattern::global_atomic:
+            atomicAdd(&out[0], 1.0f);
+            return;
+    }
+    out[lane] = value;
+}
+
+__global__ void barriers_and_shuffle_kernel(float* out) {
+    __shared__ float s[2 * lanes];
+    const int t = threadIdx.x;
+    s[t] = float(t);
+    __syncthreads();
+    float value = s[(t + 1) % (2 * lanes)];
+    __syncthreads();
+    value += __shfl_xor_sync(0xffffffffu, value, 1);
+    out[t] = value;
+}
+
+// ---- planted bugs ------------------------------------------------------------------------------
+
+__global__ void missing_barrier_kernel(const float* in, float* out) {
+    __shared__ float s[2 * lanes];
+    const int t = threadIdx.x;
+    s[t] = in[t];  // planted: missing_barrier first
+    out[t] = s[(t + 1) % (2 * lanes)];  // planted: missing_barrier second
+}
+
+__global__ void lost_update_kernel(const float* in, float* out) {
+    __shared__ float sum;
+    if (threadIdx.x == 0) sum = 0.0f;
+    __syncthreads();
+    sum += in[threadIdx.x];  // planted: lost_update first
+    __syncthreads();
+    if (threadIdx.x == 0) out[0] = sum;
+}
+
+__global__ void two_blocks_one_element_kernel(float* out) {
+    if (threadIdx.x == 0) out[0] = float(blockIdx.x);  // planted: two_blocks_one_element first
+}
+
+// A tree reduction of 32 values inside one warp. Its steps read what other lanes wrote the step
+// before: only __syncwarp() orders them (lanes of a warp are not in lock-step since Volta).
+__global__ void warp_reduction_kernel(const float* in, float* out, bool with_syncwarp) {
+    __shared__ float s[lanes];
+    const int lane = threadIdx.x;
+    s[lane] = in[lane];
+    __syncwarp();
+    for (int stride = lanes / 2; stride > 0; stride /= 2) {
+        if (lane < stride) {
+            const float other = s[lane + stride];  // planted: warp_step_without_syncwarp second
+            s[lane] += other;  // planted: warp_step_without_syncwarp first
+        }
+        if (with_syncwarp) __syncwarp();
+    }
+    if (lane == 0) out[0] = s[0];
+}
+
+__global__ void unwritten_static_shared_kernel(float* out) {
+    __shared__ float s[2][lanes];
+    s[0][threadIdx.x] = 1.0f;
+    __syncthreads();
+    out[threadIdx.x] = s[0][threadIdx.x] + s[1][threadIdx.x];  // planted: unwritten_static_shared first
+}
+
+__global__ void write_past_end_kernel(float* out, int n) {
+    out[threadIdx.x + 1] = 1.0f;  // planted: write_past_end first
+    (void)n;
+}
+
+__global__ void shuffle_outside_own_mask_kernel(float* out) {
+    const float value = __shfl_xor_sync(0x0000ffffu, float(threadIdx.x), 1);
+    out[threadIdx.x] = value;
+}
+
+__global__ void shuffle_naming_exited_lane_kernel(float* out) {
+    if (threadIdx.x >= 16) return;
+    out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, float(threadIdx.x), 1);
+}
+
+}  // namespace
+
+void run_pattern(Pattern pattern, const int* host_index) {
+    DeviceArray<float> in(std::vector<float>(lanes * lanes, 1.0f));
+    DeviceArray<int> index(std::vector<int>(host_index, host_index + lanes));
+    DeviceArray<float> out(std::vector<float>(lanes, 0.0f));
+    gpu::launch(pattern_kernel, dim3(1), dim3(lanes), 0, pattern, in.get(), index.get(), out.get());
+}
+
+void run_barriers_and_shuffle() {
+    DeviceArray<float> out(2 * lanes);
+    gpu::launch(barriers_and_shuffle_kernel, dim3(1), dim3(2 * lanes), 0, out.get());
+}
+
+void run_planted(Planted bug) {
+    DeviceArray<float> in(std::vector<float>(2 * lanes, 1.0f));
+    DeviceArray<float> out(2 * lanes);
+    switch (bug) {
+        case Planted::missing_barrier:
+            gpu::launch(missing_barrier_kernel, dim3(1), dim3(2 * lanes), 0, in.get(),
+                               out.get());
+            break;
+        case Planted::lost_update:
+            gpu::launch(lost_update_kernel, dim3(1), dim3(2 * lanes), 0, in.get(),
+                               out.get());
+            break;
+        case Planted::two_blocks_one_element:
+            gpu::launch(two_blocks_one_element_kernel, dim3(2), dim3(lanes), 0, out.get());
+            break;
+        case Planted::warp_step_without_syncwarp:
+        case Planted::warp_step_with_syncwarp:
+            gpu::launch(warp_reduction_kernel, dim3(1), dim3(lanes), 0, in.get(), out.get(),
+                               bug == Planted::warp_step_with_syncwarp);
+            break;
+        case Planted::unwritten_static_shared:
+            gpu::launch(unwritten_static_shared_kernel, dim3(1), dim3(lanes), 0, out.get());
+            break;
+        case Planted::write_past_end: {
+            DeviceArray<float> exact(lanes);
+            gpu::launch(write_past_end_kernel, dim3(1), dim3(lanes), 0, exact.get(), lanes);
+            break;
+        }
+        case Planted::shuffle_outside_own_mask:
+            gpu::launch(shuffle_outside_own_mask_kernel, dim3(1), dim3(lanes), 0, out.get());
+            break;
+        case Planted::shuffle_naming_exited_lane:
+            gpu::launch(shuffle_naming_exited_lane_kernel, dim3(1), dim3(lanes), 0,
+                               out.get());
+            break;
+    }
+}
+
+}  // namespace triptych::sim_tests

@@ -1,0 +1,46 @@
+// The host side of the access recorder's test kernels (tests/sim/recorder.cu): small kernels whose
+// counters and races are known by hand. Each function launches one kernel and returns nothing;
+// recorder_test.cpp turns the recorder on, calls one, and reads what was counted or found.
+#pragma once
+
+namespace triptych::sim_tests {
+
+// One warp (32 threads, one block) reading 32 values in one of these patterns, then storing one
+// float per lane, coalesced. Counted by hand in recorder_test.cpp.
+enum class Pattern {
+    global_coalesced,      // in[lane]
+    global_strided,        // in[32 * lane]: every lane its own sector
+    global_gather,         // in[index[lane]]
+    global_float2,         // float2 in[lane]
+    global_float4,         // float4 in[lane]
+    global_divergent,      // in[lane] on even lanes only
+    shared_conflict_free,  // s[lane]
+    shared_two_way,        // s[2 * lane]
+    shared_32_way,         // s[32 * lane]
+    shared_broadcast,      // s[0]
+    shared_float2,         // float2 s[lane]
+    shared_float4,         // float4 s[lane]
+    global_atomic,         // atomicAdd(&out[0], 1)
+};
+// `index` (32 ints) is read only by global_gather.
+void run_pattern(Pattern pattern, const int* host_index);
+
+// Two warps (64 threads): two __syncthreads() and one __shfl_xor_sync by every lane.
+void run_barriers_and_shuffle();
+
+// Classic bugs, each planted in a small kernel of its own. The line the race checker must name
+// for each is marked in recorder.cu with a comment "// planted: <name> <first|second>".
+enum class Planted {
+    missing_barrier,             // a neighbour's shared slot read with no __syncthreads()
+    lost_update,                 // s += x on one shared float by every thread
+    two_blocks_one_element,      // out[0] written by thread 0 of each of two blocks
+    warp_step_without_syncwarp,  // a warp-synchronous tree reduction without __syncwarp()
+    warp_step_with_syncwarp,     // the same, correct: __syncwarp() between its steps
+    unwritten_static_shared,     // reads a row of static __shared__ no thread wrote
+    write_past_end,              // writes one float past the end of a device buffer
+    shuffle_outside_own_mask,    // lanes 16..31 call __shfl_xor_sync with mask 0x0000ffff
+    shuffle_naming_exited_lane,  // lanes 16..31 have returned; 0..15 shuffle with the full mask
+};
+void run_planted(Planted bug);
+
+}  // namespace triptych::sim_tests

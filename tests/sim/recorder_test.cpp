@@ -1,0 +1,205 @@
+// The access recorder: each counter on a kernel whose answer is known by hand, and each planted
+// race named with the file:line of both accesses (tests/sim/recorder.cu marks those lines).
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <string>
+
+#include "gpu/runtime/sim/recorder.hpp"
+#include "tests/sim/recorder_kernels.hpp"
+#include "tests/sim/test_support.hpp"
+#include "triptych_config.hpp"
+
+namespace triptych::sim_tests {
+namespace {
+
+using sim::AccessCounts;
+using sim::Space;
+
+// Records in `mode` until the end of the scope.
+class ScopedRecordMode {
+public:
+    explicit ScopedRecordMode(sim::RecordMode mode) : saved_(sim::record_mode()) {
+        sim::set_record_mode(mode);
+        sim::take_profiles();
+    }
+    ~ScopedRecordMode() { sim::set_record_mode(saved_); }
+    ScopedRecordMode(const ScopedRecordMode&) = delete;
+    ScopedRecordMode& operator=(const ScopedRecordMode&) = delete;
+
+private:
+    sim::RecordMode saved_;
+};
+
+const int identity_index[32] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
+                                16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
+
+sim::LaunchProfile profile_of(Pattern pattern, const int* index = identity_index) {
+    ScopedRecordMode recording({true, false});
+    run_pattern(pattern, index);
+    auto profiles = sim::take_profiles();
+    REQUIRE(profiles.size() == 1);
+    return profiles[0];
+}
+
+// requests, units (sectors or wavefronts), ideal units, lanes, all summed over the launch.
+void require_counts(const AccessCounts& c, std::uint64_t requests, std::uint64_t units,
+                    std::uint64_t ideal, std::uint64_t lanes) {
+    CHECK(c.requests == requests);
+    CHECK(c.units == units);
+    CHECK(c.ideal_units == ideal);
+    CHECK(c.lanes == lanes);
+}
+
+const std::string kernels_file = std::string(TRIPTYCH_SOURCE_DIR) + "/tests/sim/recorder.cu";
+
+// "recorder.cu:NN" of the line marked "// planted: <bug> <which>".
+std::string marked_line(const std::string& bug, const std::string& which) {
+    std::ifstream file(kernels_file);
+    std::string text;
+    for (int line = 1; std::getline(file, text); ++line)
+        if (text.find("// planted: " + bug + " " + which) != std::string::npos)
+            return file_and_line(kernels_file, line);
+    FAIL("no line of " << kernels_file << " is marked '" << bug << " " << which << "'");
+    return "";
+}
+
+std::string race_report(Planted bug) {
+    ScopedRecordMode checking({false, true});
+    return message_of<CudaError>([&] { run_planted(bug); });
+}
+
+}  // namespace
+
+TEST_CASE("the recorder counts a coalesced, a strided and a gather load in 32-byte sectors",
+          "[recorder]") {
+    // 32 lanes x 4 bytes, contiguous: 4 sectors, all needed.
+    require_counts(total(profile_of(Pattern::global_coalesced), Space::global, false), 1, 4, 4,
+                   32);
+    // 128 bytes apart: 32 sectors for 128 bytes that would fit in 4.
+    require_counts(total(profile_of(Pattern::global_strided), Space::global, false), 1, 32, 4, 32);
+    // The index load (4 sectors), then in[index[lane]]: lanes 0..15 read floats 0, 64, 128, ...
+    // (16 sectors), lanes 16..31 read floats 1, 65, ... (the same 16 sectors).
+    int spread[32];
+    for (int lane = 0; lane < 32; ++lane) spread[lane] = (lane % 16) * 64 + lane / 16;
+    const sim::LaunchProfile gather = profile_of(Pattern::global_gather, spread);
+    require_counts(total(gather, Space::global, false), 2, 4 + 16, 4 + 4, 64);
+    // Every lane's store of out[lane]: 4 sectors.
+    require_counts(total(gather, Space::global, true), 1, 4, 4, 32);
+}
+
+TEST_CASE("the recorder counts 8- and 16-byte global loads and a divergent one", "[recorder]") {
+    require_counts(total(profile_of(Pattern::global_float2), Space::global, false), 1, 8, 8, 32);
+    require_counts(total(profile_of(Pattern::global_float4), Space::global, false), 1, 16, 16, 32);
+    // Even lanes only: 16 lanes, whose 64 bytes are spread over all 4 sectors (ideal 2).
+    require_counts(total(profile_of(Pattern::global_divergent), Space::global, false), 1, 4, 2,
+                   16);
+}
+
+TEST_CASE("the recorder counts shared-memory wavefronts: no conflict, 2-way, 32-way, broadcast",
+          "[recorder]") {
+    // The fill: 32 rows, each a conflict-free store of 32 lanes.
+    const sim::LaunchProfile free = profile_of(Pattern::shared_conflict_free);
+    require_counts(total(free, Space::shared, true), 32, 32, 32, 32 * 32);
+    require_counts(total(free, Space::shared, false), 1, 1, 1, 32);
+    // s[2 * lane]: lanes l and l + 16 share bank 2l mod 32 with different words.
+    require_counts(total(profile_of(Pattern::shared_two_way), Space::shared, false), 1, 2, 1, 32);
+    // s[32 * lane]: every lane in bank 0.
+    require_counts(total(profile_of(Pattern::shared_32_way), Space::shared, false), 1, 32, 1, 32);
+    // One word for all: no conflict.
+    require_counts(total(profile_of(Pattern::shared_broadcast), Space::shared, false), 1, 1, 1,
+                   32);
+}
+
+TEST_CASE("8- and 16-byte shared loads are served a half- and a quarter-warp at a time",
+          "[recorder]") {
+    require_counts(total(profile_of(Pattern::shared_float2), Space::shared, false), 1, 2, 2, 32);
+    require_counts(total(profile_of(Pattern::shared_float4), Space::shared, false), 1, 4, 4, 32);
+}
+
+TEST_CASE("the recorder counts atomics apart from loads and stores", "[recorder]") {
+    const sim::LaunchProfile p = profile_of(Pattern::global_atomic);
+    require_counts(total(p, Space::global, true, true), 1, 1, 1, 32);
+    CHECK(total(p, Space::global, true).requests == 0);
+}
+
+TEST_CASE("the recorder counts barriers and warp operations per warp, and names the kernel",
+          "[recorder]") {
+    ScopedRecordMode recording({true, false});
+    run_barriers_and_shuffle();
+    const auto profiles = sim::take_profiles();
+    REQUIRE(profiles.size() == 1);
+    CHECK(profiles[0].warps == 2);
+    CHECK(profiles[0].barriers == 2 * 2);
+    CHECK(profiles[0].warp_operations == 2);
+    CHECK_THAT(profiles[0].kernel, Catch::Contains("barriers_and_shuffle_kernel"));
+    // s[(t + 1) % 64]: one request per warp, each conflict-free.
+    require_counts(total(profiles[0], Space::shared, false), 2, 2, 2, 64);
+}
+
+TEST_CASE("every counted site maps to a line of the kernel's file", "[recorder]") {
+    const sim::LaunchProfile p = profile_of(Pattern::shared_32_way);
+    std::vector<std::uintptr_t> sites;
+    for (const sim::SiteCounts& s : p.sites) sites.push_back(s.site);
+    for (const sim::SourceLine& line : sim::source_lines(sites))
+        CHECK_THAT(line.file_line, Catch::StartsWith("tests/sim/recorder.cu:"));
+}
+
+TEST_CASE("the race checker names a missing barrier with both lines and threads", "[racecheck]") {
+    const std::string report = race_report(Planted::missing_barrier);
+    CHECK_THAT(report, Catch::Contains("shared memory, read after write") ||
+                           Catch::Contains("shared memory, write after read"));
+    CHECK_THAT(report, Catch::Contains(marked_line("missing_barrier", "first")));
+    CHECK_THAT(report, Catch::Contains(marked_line("missing_barrier", "second")));
+    CHECK_THAT(report, Catch::Contains("thread (") && Catch::Contains("of block (0,0,0)"));
+}
+
+TEST_CASE("the race checker catches a lost update on shared memory, which no thread order shows",
+          "[racecheck]") {
+    const std::string report = race_report(Planted::lost_update);
+    CHECK_THAT(report, Catch::Contains("shared memory"));
+    CHECK_THAT(report, Catch::Contains(marked_line("lost_update", "first")));
+}
+
+TEST_CASE("the race checker catches two blocks writing one global element", "[racecheck]") {
+    const std::string report = race_report(Planted::two_blocks_one_element);
+    CHECK_THAT(report, Catch::Contains("global memory, two blocks write one element"));
+    CHECK_THAT(report, Catch::Contains("of block (0,0,0)") && Catch::Contains("of block (1,0,0)"));
+    CHECK_THAT(report, Catch::Contains(marked_line("two_blocks_one_element", "first")));
+}
+
+TEST_CASE("the race checker catches a warp-synchronous step without __syncwarp, and passes it with",
+          "[racecheck]") {
+    const std::string report = race_report(Planted::warp_step_without_syncwarp);
+    CHECK_THAT(report, Catch::Contains("in one warp with no __syncwarp()"));
+    CHECK_THAT(report, Catch::Contains(marked_line("warp_step_without_syncwarp", "first")));
+    ScopedRecordMode checking({false, true});
+    CHECK_NOTHROW(run_planted(Planted::warp_step_with_syncwarp));
+}
+
+TEST_CASE("the race checker catches a read of static shared memory no thread of the block wrote",
+          "[racecheck]") {
+    const std::string report = race_report(Planted::unwritten_static_shared);
+    CHECK_THAT(report, Catch::Contains("read of shared memory that no thread of this block wrote"));
+    CHECK_THAT(report, Catch::Contains(marked_line("unwritten_static_shared", "first")));
+}
+
+TEST_CASE("a write past the end of a device buffer fails the launch, and the checker names it",
+          "[racecheck]") {
+    // Without the recorder: the guard bytes after the buffer are found changed.
+    const std::string plain = message_of<CudaError>([] { run_planted(Planted::write_past_end); });
+    CHECK_THAT(plain, Catch::Contains("wrote past the end of a device buffer of 128 bytes"));
+    // With it: the thread, its block and the line.
+    const std::string report = race_report(Planted::write_past_end);
+    CHECK_THAT(report, Catch::Contains("access past the end of a device buffer: thread (31,0,0)"));
+    CHECK_THAT(report, Catch::Contains(marked_line("write_past_end", "first")));
+}
+
+TEST_CASE("a warp operation whose mask leaves out its own lane, or names an exited lane, fails",
+          "[recorder]") {
+    CHECK_THAT(message_of<CudaError>([] { run_planted(Planted::shuffle_outside_own_mask); }),
+               Catch::Contains("which leaves itself out"));
+    CHECK_THAT(message_of<CudaError>([] { run_planted(Planted::shuffle_naming_exited_lane); }),
+               Catch::Contains("but that lane has exited"));
+}
+
+}  // namespace triptych::sim_tests

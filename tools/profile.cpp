@@ -1,0 +1,309 @@
+// `triptych profile`: runs one op on one GPU variant in the simulator with the access recorder on
+// (gpu/runtime/sim/recorder.hpp) and prints, per kernel, what Nsight Compute would count: global
+// requests and sectors, shared-memory wavefronts and bank conflicts, lanes per request, barriers,
+// warp operations and atomics, each under its Nsight Compute metric name. --lines prints them per
+// source line, --json for tools.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "check/crosscheck.hpp"
+#include "common/errors.hpp"
+#include "common/random.hpp"
+#include "common/registry.hpp"
+#include "tools/commands.hpp"
+#include "tools/options.hpp"
+#include "tools/process.hpp"
+#include "triptych_config.hpp"
+
+#if TRIPTYCH_GPU_SIM
+#include "gpu/runtime/sim/recorder.hpp"
+#endif
+
+namespace triptych::tools {
+namespace {
+
+void print_help() {
+    std::puts(
+        "usage: triptych profile --op NAME [--backend V] [--version N] [--shape SIZES] [--lines]\n"
+        "                        [--json FILE] [--seed S]\n"
+        "\n"
+        "Runs one op on a GPU variant in the simulator, recording every global and shared memory\n"
+        "access of every CUDA thread, and prints per kernel what Nsight Compute would count for\n"
+        "the same launch: requests, 32-byte sectors and their ideal (coalescing), shared-memory\n"
+        "wavefronts and bank conflicts, lanes per request, barriers, warp operations, atomics.\n"
+        "The counts follow from the addresses each warp touches; no time is measured.\n"
+        "\n"
+        "  --op NAME       the op (triptych check --help lists them)\n"
+        "  --backend V     gpu_naive or gpu_tiled (default), or one version, e.g. gpu_tiled@3\n"
+        "  --version N     the same as --backend <variant>@N\n"
+        "  --shape SIZES   the op's shape (default: the first of its check's shapes)\n"
+        "  --lines         also print the counts of each source line that accesses memory\n"
+        "  --json FILE     also write every launch's counts as JSON\n"
+        "  --seed S        the inputs' seed\n"
+        "\n"
+        "Needs a sim build (in a cuda build, run ncu on `triptych check` instead; this command\n"
+        "prints the metrics to ask it for).");
+}
+
+// The Nsight Compute metrics behind the table, for the cuda build's advice.
+[[maybe_unused]] const char* ncu_metrics =
+    "smsp__inst_executed_op_global_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,"
+    "smsp__inst_executed_op_global_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,"
+    "smsp__inst_executed_op_shared_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,"
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,"
+    "smsp__inst_executed_op_shared_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,"
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum";
+
+#if TRIPTYCH_GPU_SIM
+
+using sim::AccessCounts;
+using sim::LaunchProfile;
+using sim::Space;
+
+// One kernel at one launch site, summed over its launches.
+struct KernelRow {
+    LaunchProfile sum;
+    int launches = 0;
+};
+
+std::vector<KernelRow> by_kernel(const std::vector<LaunchProfile>& launches) {
+    std::vector<KernelRow> rows;
+    for (const LaunchProfile& p : launches) {
+        auto it = std::find_if(rows.begin(), rows.end(), [&](const KernelRow& r) {
+            return r.sum.kernel == p.kernel && r.sum.launch_site == p.launch_site;
+        });
+        if (it == rows.end()) {
+            rows.push_back({p, 1});
+            continue;
+        }
+        it->launches += 1;
+        it->sum.warps += p.warps;
+        it->sum.barriers += p.barriers;
+        it->sum.warp_operations += p.warp_operations;
+        for (const sim::SiteCounts& s : p.sites) {
+            auto same = std::find_if(it->sum.sites.begin(), it->sum.sites.end(), [&](auto& t) {
+                return t.site == s.site && t.space == s.space && t.store == s.store &&
+                       t.atomic == s.atomic;
+            });
+            if (same == it->sum.sites.end())
+                it->sum.sites.push_back(s);
+            else
+                same->counts += s.counts;
+        }
+    }
+    return rows;
+}
+
+// "gemm_v3_kernel<32>" from "void triptych::gpu::tiled::gemm_v3_kernel<32>(int, int, ...)".
+std::string short_name(const std::string& function) {
+    std::string name = function;
+    const std::string anonymous = "(anonymous namespace)::";
+    for (std::size_t at; (at = name.find(anonymous)) != std::string::npos;)
+        name.erase(at, anonymous.size());
+    int depth = 0;  // strip the parameter list: the last '(' at template depth 0
+    for (std::size_t i = 0; i < name.size(); ++i) {
+        if (name[i] == '<') ++depth;
+        if (name[i] == '>') --depth;
+        if (name[i] == '(' && depth == 0 && i > 0) {
+            name.erase(i);
+            break;
+        }
+    }
+    depth = 0;
+    std::size_t start = 0;  // drop the return type and the namespaces, outside template arguments
+    for (std::size_t i = 0; i < name.size(); ++i) {
+        if (name[i] == '<') ++depth;
+        if (name[i] == '>') --depth;
+        if (depth == 0 && (name[i] == ' ' || (name[i] == ':' && i + 1 < name.size() &&
+                                              name[i + 1] == ':')))
+            start = name[i] == ' ' ? i + 1 : i + 2;
+    }
+    return name.substr(start);
+}
+
+std::string per(std::uint64_t a, std::uint64_t b) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f", b == 0 ? 0.0 : double(a) / double(b));
+    return text;
+}
+
+void metric(const char* name, std::uint64_t value, const std::string& words) {
+    std::printf("  %-58s %12llu  %s\n", name, (unsigned long long)value, words.c_str());
+}
+
+void print_kernel(const KernelRow& row) {
+    const LaunchProfile& p = row.sum;
+    std::printf("\n%s  (launched at %s, %d launch%s; last grid (%u,%u,%u), block (%u,%u,%u), "
+                "%zu bytes of dynamic shared memory)\n",
+                short_name(p.kernel).c_str(), p.launch_site.c_str(), row.launches,
+                row.launches == 1 ? "" : "es", p.grid[0], p.grid[1], p.grid[2], p.block[0],
+                p.block[1], p.block[2], p.dynamic_shared_bytes);
+    const AccessCounts gl = total(p, Space::global, false), gs = total(p, Space::global, true);
+    const AccessCounts sl = total(p, Space::shared, false), ss = total(p, Space::shared, true);
+    auto sectors_words = [](const char* what, const AccessCounts& c) {
+        return std::string(what) + " sectors: " + per(c.units, c.requests) +
+               " per request, ideal " + per(c.ideal_units, c.requests) + " (" +
+               per(100 * c.ideal_units, c.units) + "% of the sectors fetched are needed)";
+    };
+    metric("smsp__inst_executed_op_global_ld.sum", gl.requests,
+           "global load requests, " + per(gl.lanes, gl.requests) + " lanes each");
+    metric("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", gl.units,
+           sectors_words("global load", gl));
+    metric("smsp__inst_executed_op_global_st.sum", gs.requests,
+           "global store requests, " + per(gs.lanes, gs.requests) + " lanes each");
+    metric("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", gs.units,
+           sectors_words("global store", gs));
+    metric("smsp__inst_executed_op_shared_ld.sum", sl.requests,
+           "shared load requests, " + per(sl.lanes, sl.requests) + " lanes each");
+    metric("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", sl.units,
+           "shared load wavefronts, " + per(sl.units, sl.requests) + " per request");
+    metric("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", sl.units - sl.ideal_units,
+           "shared load bank conflicts (wavefronts beyond one per phase)");
+    metric("smsp__inst_executed_op_shared_st.sum", ss.requests,
+           "shared store requests, " + per(ss.lanes, ss.requests) + " lanes each");
+    metric("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", ss.units,
+           "shared store wavefronts, " + per(ss.units, ss.requests) + " per request");
+    metric("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", ss.units - ss.ideal_units,
+           "shared store bank conflicts");
+    const AccessCounts ga = total(p, Space::global, true, true);
+    const AccessCounts sa = total(p, Space::shared, true, true);
+    metric("atomics (global)", ga.requests, "warp-level atomic requests on global memory, " +
+                                                std::to_string(ga.lanes) + " lane operations");
+    metric("atomics (shared)", sa.requests, "warp-level atomic requests on shared memory, " +
+                                                std::to_string(sa.lanes) + " lane operations");
+    metric("barriers", p.barriers, "__syncthreads() executed, counted per warp");
+    metric("warp operations", p.warp_operations, "shuffles, votes and __syncwarp(), per warp");
+    metric("warps", p.warps, "warps launched");
+}
+
+void print_lines(const KernelRow& row) {
+    std::vector<std::uintptr_t> sites;
+    for (const sim::SiteCounts& s : row.sum.sites) sites.push_back(s.site);
+    const std::vector<sim::SourceLine> lines = sim::source_lines(sites);
+    // Sites of one line (an unrolled loop has several) are summed.
+    std::map<std::tuple<std::string, int, bool, bool>, AccessCounts> per_line;
+    for (std::size_t i = 0; i < sites.size(); ++i) {
+        const sim::SiteCounts& s = row.sum.sites[i];
+        per_line[{lines[i].file_line, int(s.space), s.store, s.atomic}] += s.counts;
+    }
+    std::printf("\n  %-44s %-14s %10s %9s %9s %8s\n", "line", "access", "requests", "units/req",
+                "ideal/req", "lanes");
+    for (const auto& [key, c] : per_line) {
+        const auto& [file_line, space, store, atomic] = key;
+        const std::string access = std::string(space == int(Space::shared) ? "shared" : "global") +
+                                   (atomic ? " atomic" : store ? " store" : " load");
+        std::printf("  %-44s %-14s %10llu %9s %9s %8s\n", file_line.c_str(), access.c_str(),
+                    (unsigned long long)c.requests, per(c.units, c.requests).c_str(),
+                    per(c.ideal_units, c.requests).c_str(), per(c.lanes, c.requests).c_str());
+    }
+    std::puts("  (units: 32-byte sectors for global memory, wavefronts for shared memory)");
+}
+
+std::string json_string(const std::string& text) {
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
+void write_json(const std::string& path, const std::vector<KernelRow>& rows) {
+    std::string text = "{\"kernels\": [";
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+        const LaunchProfile& p = rows[k].sum;
+        std::vector<std::uintptr_t> sites;
+        for (const sim::SiteCounts& s : p.sites) sites.push_back(s.site);
+        const std::vector<sim::SourceLine> lines = sim::source_lines(sites);
+        text += std::string(k ? ", " : "") + "{\"kernel\": " + json_string(p.kernel) +
+                ", \"launch_site\": " + json_string(p.launch_site) +
+                ", \"launches\": " + std::to_string(rows[k].launches) +
+                ", \"warps\": " + std::to_string(p.warps) +
+                ", \"barriers\": " + std::to_string(p.barriers) +
+                ", \"warp_operations\": " + std::to_string(p.warp_operations) + ", \"sites\": [";
+        for (std::size_t i = 0; i < p.sites.size(); ++i) {
+            const sim::SiteCounts& s = p.sites[i];
+            text += std::string(i ? ", " : "") + "{\"line\": " + json_string(lines[i].file_line) +
+                    ", \"space\": \"" + (s.space == Space::shared ? "shared" : "global") +
+                    "\", \"access\": \"" + (s.atomic ? "atomic" : s.store ? "store" : "load") +
+                    "\", \"requests\": " + std::to_string(s.counts.requests) +
+                    ", \"units\": " + std::to_string(s.counts.units) +
+                    ", \"ideal_units\": " + std::to_string(s.counts.ideal_units) +
+                    ", \"lanes\": " + std::to_string(s.counts.lanes) +
+                    ", \"bytes\": " + std::to_string(s.counts.bytes) + "}";
+        }
+        text += "]}";
+    }
+    text += "]}\n";
+    // Written whole under a temporary name, then renamed: never left half-written.
+    const std::filesystem::path target(path);
+    TemporaryFile file(parent_of(target), target.filename().string(), ".json");
+    FILE* out = std::fopen(file.path().c_str(), "w");
+    if (out == nullptr) throw DataError("cannot write " + path);
+    const bool written = std::fputs(text.c_str(), out) >= 0;
+    if (std::fclose(out) != 0 || !written) throw DataError("cannot write " + path);
+    file.keep_as(target);
+}
+
+#endif
+
+}  // namespace
+
+int profile_main(const Args& args) {
+    Options options("profile", args, {"--op", "--backend", "--version", "--shape", "--json", "--seed"},
+                    {"--help", "--lines"});
+    if (options.has("--help")) {
+        print_help();
+        return 0;
+    }
+#if !TRIPTYCH_GPU_SIM
+    std::printf(
+        "triptych profile counts in the CUDA simulator, and this is a '%s' build. On a GPU,\n"
+        "Nsight Compute measures the same counters:\n\n"
+        "  ncu --metrics %s \\\n      triptych check --op gemm --backend gpu_tiled@3\n",
+        TRIPTYCH_GPU_FLAVOR, ncu_metrics);
+    return 2;
+#else
+    if (!options.has("--op")) throw InvalidArgument("profile needs --op (see triptych profile --help)");
+    const check::OpDescription& op = check::op(options.get("--op"));
+    std::string name = options.get("--backend", "gpu_tiled");
+    if (options.has("--version")) {
+        if (name.find('@') != std::string::npos)
+            throw InvalidArgument("--version and a version in --backend (" + name +
+                                  ") cannot both be given");
+        name += "@" + options.get("--version");
+    }
+    const Backend& b = backend(name);  // throws for an unknown variant or version
+    if (b.variant() != "gpu_naive" && b.variant() != "gpu_tiled")
+        throw InvalidArgument("profile counts the simulator's GPU kernels: --backend must be "
+                              "gpu_naive or gpu_tiled (or a version of one), not " + name);
+    const std::string shape = options.get("--shape", op.default_shapes.front());
+    std::uint64_t seed = fresh_seed();
+    if (options.has("--seed")) seed = std::stoull(options.get("--seed"));
+
+    sim::RecordMode mode = sim::record_mode();
+    mode.profile = true;
+    sim::ensure_recorder(mode);  // in a plain program: runs its instrumented copy instead
+    sim::take_profiles();
+    bool passed = true;
+    for (const check::CaseResult& r : op.run(b, shape, seed))
+        if (r.not_run.empty()) passed = passed && r.comparison.passed;
+    const std::vector<KernelRow> rows = by_kernel(sim::take_profiles());
+    std::printf("%s on %s, shape %s (seed %llu): %zu kernel%s, counted by the simulator%s\n",
+                op.name.c_str(), name.c_str(), shape.c_str(), (unsigned long long)seed, rows.size(),
+                rows.size() == 1 ? "" : "s", passed ? "" : " (THE RESULT FAILED ITS CHECK)");
+    for (const KernelRow& row : rows) {
+        print_kernel(row);
+        if (options.has("--lines")) print_lines(row);
+    }
+    if (options.has("--json")) write_json(options.get("--json"), rows);
+    return passed ? 0 : 1;
+#endif
+}
+
+}  // namespace triptych::tools
