@@ -119,8 +119,8 @@ std::string short_name(const std::string& function) {
     for (std::size_t i = 0; i < name.size(); ++i) {
         if (name[i] == '<') ++depth;
         if (name[i] == '>') --depth;
-        if (depth == 0 && (name[i] == ' ' || (name[i] == ':' && i + 1 < name.size() &&
-                                              name[i + 1] == ':')))
+        if (depth == 0 &&
+            (name[i] == ' ' || (name[i] == ':' && i + 1 < name.size() && name[i + 1] == ':')))
             start = name[i] == ' ' ? i + 1 : i + 2;
     }
     return name.substr(start);
@@ -138,11 +138,12 @@ void metric(const char* name, std::uint64_t value, const std::string& words) {
 
 void print_kernel(const KernelRow& row) {
     const LaunchProfile& p = row.sum;
-    std::printf("\n%s  (launched at %s, %d launch%s; last grid (%u,%u,%u), block (%u,%u,%u), "
-                "%zu bytes of dynamic shared memory)\n",
-                short_name(p.kernel).c_str(), p.launch_site.c_str(), row.launches,
-                row.launches == 1 ? "" : "es", p.grid[0], p.grid[1], p.grid[2], p.block[0],
-                p.block[1], p.block[2], p.dynamic_shared_bytes);
+    std::printf(
+        "\n%s  (launched at %s, %d launch%s; last grid (%u,%u,%u), block (%u,%u,%u), "
+        "%zu bytes of dynamic shared memory)\n",
+        short_name(p.kernel).c_str(), p.launch_site.c_str(), row.launches,
+        row.launches == 1 ? "" : "es", p.grid[0], p.grid[1], p.grid[2], p.block[0], p.block[1],
+        p.block[2], p.dynamic_shared_bytes);
     const AccessCounts gl = total(p, Space::global, false), gs = total(p, Space::global, true);
     const AccessCounts sl = total(p, Space::shared, false), ss = total(p, Space::shared, true);
     auto sectors_words = [](const char* what, const AccessCounts& c) {
@@ -172,10 +173,12 @@ void print_kernel(const KernelRow& row) {
            "shared store bank conflicts");
     const AccessCounts ga = total(p, Space::global, true, true);
     const AccessCounts sa = total(p, Space::shared, true, true);
-    metric("atomics (global)", ga.requests, "warp-level atomic requests on global memory, " +
-                                                std::to_string(ga.lanes) + " lane operations");
-    metric("atomics (shared)", sa.requests, "warp-level atomic requests on shared memory, " +
-                                                std::to_string(sa.lanes) + " lane operations");
+    metric("atomics (global)", ga.requests,
+           "warp-level atomic requests on global memory, " + std::to_string(ga.lanes) +
+               " lane operations");
+    metric("atomics (shared)", sa.requests,
+           "warp-level atomic requests on shared memory, " + std::to_string(sa.lanes) +
+               " lane operations");
     metric("barriers", p.barriers, "__syncthreads() executed, counted per warp");
     metric("warp operations", p.warp_operations, "shuffles, votes and __syncwarp(), per warp");
     metric("warps", p.warps, "warps launched");
@@ -195,8 +198,10 @@ void print_lines(const KernelRow& row) {
                 "ideal/req", "lanes");
     for (const auto& [key, c] : per_line) {
         const auto& [file_line, space, store, atomic] = key;
-        const std::string access = std::string(space == int(Space::shared) ? "shared" : "global") +
-                                   (atomic ? " atomic" : store ? " store" : " load");
+        const std::string access =
+            std::string(space == int(Space::shared) ? "shared" : "global") + (atomic  ? " atomic"
+                                                                              : store ? " store"
+                                                                                      : " load");
         std::printf("  %-44s %-14s %10llu %9s %9s %8s\n", file_line.c_str(), access.c_str(),
                     (unsigned long long)c.requests, per(c.units, c.requests).c_str(),
                     per(c.ideal_units, c.requests).c_str(), per(c.lanes, c.requests).c_str());
@@ -230,7 +235,10 @@ void write_json(const std::string& path, const std::vector<KernelRow>& rows) {
             const sim::SiteCounts& s = p.sites[i];
             text += std::string(i ? ", " : "") + "{\"line\": " + json_string(lines[i].file_line) +
                     ", \"space\": \"" + (s.space == Space::shared ? "shared" : "global") +
-                    "\", \"access\": \"" + (s.atomic ? "atomic" : s.store ? "store" : "load") +
+                    "\", \"access\": \"" +
+                    (s.atomic  ? "atomic"
+                     : s.store ? "store"
+                               : "load") +
                     "\", \"requests\": " + std::to_string(s.counts.requests) +
                     ", \"units\": " + std::to_string(s.counts.units) +
                     ", \"ideal_units\": " + std::to_string(s.counts.ideal_units) +
@@ -255,7 +263,8 @@ void write_json(const std::string& path, const std::vector<KernelRow>& rows) {
 }  // namespace
 
 int profile_main(const Args& args) {
-    Options options("profile", args, {"--op", "--backend", "--version", "--shape", "--json", "--seed"},
+    Options options("profile", args,
+                    {"--op", "--backend", "--version", "--shape", "--json", "--seed"},
                     {"--help", "--lines"});
     if (options.has("--help")) {
         print_help();
@@ -269,7 +278,8 @@ int profile_main(const Args& args) {
         TRIPTYCH_GPU_FLAVOR, ncu_metrics);
     return 2;
 #else
-    if (!options.has("--op")) throw InvalidArgument("profile needs --op (see triptych profile --help)");
+    if (!options.has("--op"))
+        throw InvalidArgument("profile needs --op (see triptych profile --help)");
     const check::OpDescription& op = check::op(options.get("--op"));
     std::string name = options.get("--backend", "gpu_tiled");
     if (options.has("--version")) {
@@ -280,8 +290,10 @@ int profile_main(const Args& args) {
     }
     const Backend& b = backend(name);  // throws for an unknown variant or version
     if (b.variant() != "gpu_naive" && b.variant() != "gpu_tiled")
-        throw InvalidArgument("profile counts the simulator's GPU kernels: --backend must be "
-                              "gpu_naive or gpu_tiled (or a version of one), not " + name);
+        throw InvalidArgument(
+            "profile counts the simulator's GPU kernels: --backend must be "
+            "gpu_naive or gpu_tiled (or a version of one), not " +
+            name);
     const std::string shape = options.get("--shape", op.default_shapes.front());
     std::uint64_t seed = fresh_seed();
     if (options.has("--seed")) seed = std::stoull(options.get("--seed"));

@@ -87,7 +87,7 @@ __global__ void barriers_and_shuffle_kernel(float* out) {
 __global__ void missing_barrier_kernel(const float* in, float* out) {
     __shared__ float s[2 * lanes];
     const int t = threadIdx.x;
-    s[t] = in[t];  // planted: missing_barrier first
+    s[t] = in[t];                       // planted: missing_barrier first
     out[t] = s[(t + 1) % (2 * lanes)];  // planted: missing_barrier second
 }
 
@@ -114,7 +114,7 @@ __global__ void warp_reduction_kernel(const float* in, float* out, bool with_syn
     for (int stride = lanes / 2; stride > 0; stride /= 2) {
         if (lane < stride) {
             const float other = s[lane + stride];  // planted: warp_step_without_syncwarp second
-            s[lane] += other;  // planted: warp_step_without_syncwarp first
+            s[lane] += other;                      // planted: warp_step_without_syncwarp first
         }
         if (with_syncwarp) __syncwarp();
     }
@@ -125,7 +125,8 @@ __global__ void unwritten_static_shared_kernel(float* out) {
     __shared__ float s[2][lanes];
     s[0][threadIdx.x] = 1.0f;
     __syncthreads();
-    out[threadIdx.x] = s[0][threadIdx.x] + s[1][threadIdx.x];  // planted: unwritten_static_shared first
+    out[threadIdx.x] =
+        s[0][threadIdx.x] + s[1][threadIdx.x];  // planted: unwritten_static_shared first
 }
 
 __global__ void write_past_end_kernel(float* out, int n) {
@@ -162,12 +163,10 @@ void run_planted(Planted bug) {
     DeviceArray<float> out(2 * lanes);
     switch (bug) {
         case Planted::missing_barrier:
-            gpu::launch(missing_barrier_kernel, dim3(1), dim3(2 * lanes), 0, in.get(),
-                               out.get());
+            gpu::launch(missing_barrier_kernel, dim3(1), dim3(2 * lanes), 0, in.get(), out.get());
             break;
         case Planted::lost_update:
-            gpu::launch(lost_update_kernel, dim3(1), dim3(2 * lanes), 0, in.get(),
-                               out.get());
+            gpu::launch(lost_update_kernel, dim3(1), dim3(2 * lanes), 0, in.get(), out.get());
             break;
         case Planted::two_blocks_one_element:
             gpu::launch(two_blocks_one_element_kernel, dim3(2), dim3(lanes), 0, out.get());
@@ -175,7 +174,7 @@ void run_planted(Planted bug) {
         case Planted::warp_step_without_syncwarp:
         case Planted::warp_step_with_syncwarp:
             gpu::launch(warp_reduction_kernel, dim3(1), dim3(lanes), 0, in.get(), out.get(),
-                               bug == Planted::warp_step_with_syncwarp);
+                        bug == Planted::warp_step_with_syncwarp);
             break;
         case Planted::unwritten_static_shared:
             gpu::launch(unwritten_static_shared_kernel, dim3(1), dim3(lanes), 0, out.get());
@@ -189,8 +188,7 @@ void run_planted(Planted bug) {
             gpu::launch(shuffle_outside_own_mask_kernel, dim3(1), dim3(lanes), 0, out.get());
             break;
         case Planted::shuffle_naming_exited_lane:
-            gpu::launch(shuffle_naming_exited_lane_kernel, dim3(1), dim3(lanes), 0,
-                               out.get());
+            gpu::launch(shuffle_naming_exited_lane_kernel, dim3(1), dim3(lanes), 0, out.get());
             break;
     }
 }

@@ -73,8 +73,7 @@ std::string race_report(Planted bug) {
 TEST_CASE("the recorder counts a coalesced, a strided and a gather load in 32-byte sectors",
           "[recorder]") {
     // 32 lanes x 4 bytes, contiguous: 4 sectors, all needed.
-    require_counts(total(profile_of(Pattern::global_coalesced), Space::global, false), 1, 4, 4,
-                   32);
+    require_counts(total(profile_of(Pattern::global_coalesced), Space::global, false), 1, 4, 4, 32);
     // 128 bytes apart: 32 sectors for 128 bytes that would fit in 4.
     require_counts(total(profile_of(Pattern::global_strided), Space::global, false), 1, 32, 4, 32);
     // The index load (4 sectors), then in[index[lane]]: lanes 0..15 read floats 0, 64, 128, ...
@@ -91,8 +90,7 @@ TEST_CASE("the recorder counts 8- and 16-byte global loads and a divergent one",
     require_counts(total(profile_of(Pattern::global_float2), Space::global, false), 1, 8, 8, 32);
     require_counts(total(profile_of(Pattern::global_float4), Space::global, false), 1, 16, 16, 32);
     // Even lanes only: 16 lanes, whose 64 bytes are spread over all 4 sectors (ideal 2).
-    require_counts(total(profile_of(Pattern::global_divergent), Space::global, false), 1, 4, 2,
-                   16);
+    require_counts(total(profile_of(Pattern::global_divergent), Space::global, false), 1, 4, 2, 16);
 }
 
 TEST_CASE("the recorder counts shared-memory wavefronts: no conflict, 2-way, 32-way, broadcast",
@@ -106,8 +104,7 @@ TEST_CASE("the recorder counts shared-memory wavefronts: no conflict, 2-way, 32-
     // s[32 * lane]: every lane in bank 0.
     require_counts(total(profile_of(Pattern::shared_32_way), Space::shared, false), 1, 32, 1, 32);
     // One word for all: no conflict.
-    require_counts(total(profile_of(Pattern::shared_broadcast), Space::shared, false), 1, 1, 1,
-                   32);
+    require_counts(total(profile_of(Pattern::shared_broadcast), Space::shared, false), 1, 1, 1, 32);
 }
 
 TEST_CASE("8- and 16-byte shared loads are served a half- and a quarter-warp at a time",

@@ -28,18 +28,18 @@ inline void record(const void* address, std::size_t size, bool is_store, std::ui
 
 }  // namespace
 
-#define TRIPTYCH_ACCESS_HOOKS(bytes)                                                        \
-    extern "C" void __tsan_read##bytes(void* address) {                                     \
-        record(address, bytes, false, TRIPTYCH_SITE);                                       \
-    }                                                                                       \
-    extern "C" void __tsan_write##bytes(void* address) {                                    \
-        record(address, bytes, true, TRIPTYCH_SITE);                                        \
-    }                                                                                       \
-    extern "C" void __tsan_unaligned_read##bytes(void* address) {                           \
-        record(address, bytes, false, TRIPTYCH_SITE);                                       \
-    }                                                                                       \
-    extern "C" void __tsan_unaligned_write##bytes(void* address) {                          \
-        record(address, bytes, true, TRIPTYCH_SITE);                                        \
+#define TRIPTYCH_ACCESS_HOOKS(bytes)                               \
+    extern "C" void __tsan_read##bytes(void* address) {            \
+        record(address, bytes, false, TRIPTYCH_SITE);              \
+    }                                                              \
+    extern "C" void __tsan_write##bytes(void* address) {           \
+        record(address, bytes, true, TRIPTYCH_SITE);               \
+    }                                                              \
+    extern "C" void __tsan_unaligned_read##bytes(void* address) {  \
+        record(address, bytes, false, TRIPTYCH_SITE);              \
+    }                                                              \
+    extern "C" void __tsan_unaligned_write##bytes(void* address) { \
+        record(address, bytes, true, TRIPTYCH_SITE);               \
     }
 TRIPTYCH_ACCESS_HOOKS(1)
 TRIPTYCH_ACCESS_HOOKS(2)
@@ -61,46 +61,46 @@ extern "C" void __tsan_vptr_update(void**, void*) {}
 
 // The atomics, for each width the compiler may ask for. `order` is the C++ memory order; every
 // operation here is sequentially consistent, which is at least as strong.
-#define TRIPTYCH_ATOMIC_HOOKS(bits, T)                                                          \
-    extern "C" T __tsan_atomic##bits##_load(const volatile T* a, int) {                         \
-        return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                            \
-    }                                                                                           \
-    extern "C" void __tsan_atomic##bits##_store(volatile T* a, T v, int) {                      \
-        __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                               \
-    }                                                                                           \
-    extern "C" T __tsan_atomic##bits##_exchange(volatile T* a, T v, int) {                      \
-        return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                     \
-    }                                                                                           \
-    extern "C" T __tsan_atomic##bits##_fetch_add(volatile T* a, T v, int) {                     \
-        return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);                                      \
-    }                                                                                           \
-    extern "C" T __tsan_atomic##bits##_fetch_sub(volatile T* a, T v, int) {                     \
-        return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST);                                      \
-    }                                                                                           \
-    extern "C" T __tsan_atomic##bits##_fetch_and(volatile T* a, T v, int) {                     \
-        return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST);                                      \
-    }                                                                                           \
-    extern "C" T __tsan_atomic##bits##_fetch_or(volatile T* a, T v, int) {                      \
-        return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST);                                       \
-    }                                                                                           \
-    extern "C" T __tsan_atomic##bits##_fetch_xor(volatile T* a, T v, int) {                     \
-        return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST);                                      \
-    }                                                                                           \
-    extern "C" int __tsan_atomic##bits##_compare_exchange_strong(volatile T* a, T* expected,    \
-                                                                 T desired, int, int) {         \
-        return __atomic_compare_exchange_n(a, expected, desired, false, __ATOMIC_SEQ_CST,       \
-                                           __ATOMIC_SEQ_CST);                                   \
-    }                                                                                           \
-    extern "C" int __tsan_atomic##bits##_compare_exchange_weak(volatile T* a, T* expected,      \
-                                                               T desired, int, int) {           \
-        return __atomic_compare_exchange_n(a, expected, desired, true, __ATOMIC_SEQ_CST,        \
-                                           __ATOMIC_SEQ_CST);                                   \
-    }                                                                                           \
-    extern "C" T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T expected,          \
-                                                            T desired, int, int) {              \
-        __atomic_compare_exchange_n(a, &expected, desired, false, __ATOMIC_SEQ_CST,             \
-                                    __ATOMIC_SEQ_CST);                                          \
-        return expected;                                                                        \
+#define TRIPTYCH_ATOMIC_HOOKS(bits, T)                                                            \
+    extern "C" T __tsan_atomic##bits##_load(const volatile T* a, int) {                           \
+        return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                              \
+    }                                                                                             \
+    extern "C" void __tsan_atomic##bits##_store(volatile T* a, T v, int) {                        \
+        __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                                 \
+    }                                                                                             \
+    extern "C" T __tsan_atomic##bits##_exchange(volatile T* a, T v, int) {                        \
+        return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                       \
+    }                                                                                             \
+    extern "C" T __tsan_atomic##bits##_fetch_add(volatile T* a, T v, int) {                       \
+        return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);                                        \
+    }                                                                                             \
+    extern "C" T __tsan_atomic##bits##_fetch_sub(volatile T* a, T v, int) {                       \
+        return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST);                                        \
+    }                                                                                             \
+    extern "C" T __tsan_atomic##bits##_fetch_and(volatile T* a, T v, int) {                       \
+        return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST);                                        \
+    }                                                                                             \
+    extern "C" T __tsan_atomic##bits##_fetch_or(volatile T* a, T v, int) {                        \
+        return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST);                                         \
+    }                                                                                             \
+    extern "C" T __tsan_atomic##bits##_fetch_xor(volatile T* a, T v, int) {                       \
+        return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST);                                        \
+    }                                                                                             \
+    extern "C" int __tsan_atomic##bits##_compare_exchange_strong(volatile T* a, T* expected,      \
+                                                                 T desired, int, int) {           \
+        return __atomic_compare_exchange_n(a, expected, desired, false, __ATOMIC_SEQ_CST,         \
+                                           __ATOMIC_SEQ_CST);                                     \
+    }                                                                                             \
+    extern "C" int __tsan_atomic##bits##_compare_exchange_weak(volatile T* a, T* expected,        \
+                                                               T desired, int, int) {             \
+        return __atomic_compare_exchange_n(a, expected, desired, true, __ATOMIC_SEQ_CST,          \
+                                           __ATOMIC_SEQ_CST);                                     \
+    }                                                                                             \
+    extern "C" T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T expected, T desired, \
+                                                            int, int) {                           \
+        __atomic_compare_exchange_n(a, &expected, desired, false, __ATOMIC_SEQ_CST,               \
+                                    __ATOMIC_SEQ_CST);                                            \
+        return expected;                                                                          \
     }
 TRIPTYCH_ATOMIC_HOOKS(8, std::uint8_t)
 TRIPTYCH_ATOMIC_HOOKS(16, std::uint16_t)

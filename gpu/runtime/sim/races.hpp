@@ -16,16 +16,22 @@ namespace triptych::sim {
 // One lane's access, as recorded.
 struct Access {
     std::uintptr_t address = 0;
-    std::uintptr_t site = 0;  // one per access instruction
-    std::uint32_t epoch = 0;  // barriers and warp operations the thread had passed
+    std::uintptr_t site = 0;   // one per access instruction
+    std::uint32_t epoch = 0;   // barriers and warp operations the thread had passed
     std::uint32_t thread = 0;  // linear index in the block
     std::uint32_t size = 0;
     std::uint8_t flags = 0;
 };
 enum AccessFlag : std::uint8_t { store = 1, shared = 2, atomic = 4 };
 
-enum class Problem { read_after_write, write_after_read, write_after_write, blocks_write_same,
-                     uninitialised_shared_read, out_of_bounds };
+enum class Problem {
+    read_after_write,
+    write_after_read,
+    write_after_write,
+    blocks_write_same,
+    uninitialised_shared_read,
+    out_of_bounds
+};
 
 // One finding, with the two accesses (the second is empty for a one-sided problem).
 struct Finding {

@@ -14,8 +14,8 @@
 #include "gpu/runtime/sim/recorder.hpp"
 
 #include <link.h>
-#include <memory>
 #include <unistd.h>
+#include <memory>
 
 #include <algorithm>
 #include <cstdio>
@@ -80,7 +80,8 @@ void exec_instrumented_copy() {
     const std::string copy = instrumented_copy_path();
     if (copy.empty() || access(copy.c_str(), X_OK) != 0) return;
     std::ifstream cmdline("/proc/self/cmdline", std::ios::binary);
-    const std::string all((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    const std::string all((std::istreambuf_iterator<char>(cmdline)),
+                          std::istreambuf_iterator<char>());
     std::vector<char*> argv;
     for (std::size_t at = 0; at < all.size(); at += std::strlen(all.c_str() + at) + 1)
         argv.push_back(const_cast<char*>(all.c_str() + at));
@@ -352,8 +353,8 @@ std::string describe(const recorder::Launch& launch, const std::vector<Finding>&
     const std::vector<SourceLine> lines = source_lines(sites);
     const LaunchProfile& p = launch.profile;
     std::string text = "race check: " + std::to_string(findings.size()) + " problem" +
-           (findings.size() == 1 ? "" : "s") + " in the kernel launched at " + p.launch_site +
-           " (grid " + dims(p.grid) + ", block " + dims(p.block) + ")";
+                       (findings.size() == 1 ? "" : "s") + " in the kernel launched at " +
+                       p.launch_site + " (grid " + dims(p.grid) + ", block " + dims(p.block) + ")";
     auto who = [&](const Access& a, std::uint64_t block) {
         return "thread " + index_in(a.thread, p.block) + " of block " + index_in(block, p.grid) +
                ((a.flags & store) ? " writes " : " reads ") + std::to_string(a.size) + " bytes";

@@ -87,8 +87,8 @@ struct LaunchProfile {
     unsigned grid[3] = {1, 1, 1};
     unsigned block[3] = {1, 1, 1};
     std::size_t dynamic_shared_bytes = 0;
-    std::uint64_t warps = 0;     // warps launched
-    std::uint64_t barriers = 0;  // __syncthreads() executed, counted per warp
+    std::uint64_t warps = 0;            // warps launched
+    std::uint64_t barriers = 0;         // __syncthreads() executed, counted per warp
     std::uint64_t warp_operations = 0;  // shuffles, votes and __syncwarp, counted per warp
     std::vector<SiteCounts> sites;      // ordered by site
 };

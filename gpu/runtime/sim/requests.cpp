@@ -35,8 +35,8 @@ RequestCost global_request_cost(const std::vector<LaneAccess>& lanes) {
     thread_local std::vector<std::uintptr_t> sectors;
     sectors.clear();
     for (const LaneAccess& a : lanes)
-        for (std::uintptr_t s = a.address / sector_bytes; s <= (a.address + a.size - 1) / sector_bytes;
-             ++s)
+        for (std::uintptr_t s = a.address / sector_bytes;
+             s <= (a.address + a.size - 1) / sector_bytes; ++s)
             sectors.push_back(s);
     std::sort(sectors.begin(), sectors.end());
     const auto distinct = std::unique(sectors.begin(), sectors.end()) - sectors.begin();
@@ -55,8 +55,8 @@ RequestCost shared_request_cost(const std::vector<LaneAccess>& lanes) {
         words.clear();
         for (const LaneAccess& a : lanes) {
             if (a.lane / lanes_per_phase != phase) continue;
-            for (std::uintptr_t w = a.address / bank_width; w <= (a.address + a.size - 1) / bank_width;
-                 ++w)
+            for (std::uintptr_t w = a.address / bank_width;
+                 w <= (a.address + a.size - 1) / bank_width; ++w)
                 words.push_back(w);
         }
         if (words.empty()) continue;
