@@ -109,6 +109,7 @@ file(WRITE ${PROJECT_BINARY_DIR}/generated/triptych_config.hpp.in
 #define TRIPTYCH_GPU_${flavor_upper} 1
 #define TRIPTYCH_GPU_FLAVOR \"${TRIPTYCH_GPU_FLAVOR}\"
 #define TRIPTYCH_SOURCE_DIR \"${PROJECT_SOURCE_DIR}\"
+#define TRIPTYCH_BINARY_DIR \"${PROJECT_BINARY_DIR}\"
 #define TRIPTYCH_PYTHON \"${TRIPTYCH_PYTHON}\"
 #define TRIPTYCH_CXX_COMPILER \"${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}\"
 ")
@@ -124,7 +125,12 @@ configure_file(${PROJECT_BINARY_DIR}/generated/triptych_config.hpp.in
 if(TRIPTYCH_NVCC_CHECKING)
   add_library(triptych_nvcc_check OBJECT)
   target_include_directories(triptych_nvcc_check PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/generated)
-  target_compile_options(triptych_nvcc_check PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+  target_compile_options(triptych_nvcc_check PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>
+                         $<$<COMPILE_LANGUAGE:CUDA>:--resource-usage>)
+  # ptxas's registers and static shared memory per kernel, kept in kernel_resources/ for
+  # `triptych profile`'s occupancy (gpu/runtime/sim/occupancy.hpp).
+  set_target_properties(triptych_nvcc_check PROPERTIES CUDA_COMPILER_LAUNCHER
+                        "${PROJECT_SOURCE_DIR}/tools/nvcc_resources.sh;${PROJECT_BINARY_DIR}/kernel_resources")
 endif()
 
 function(triptych_add_kernels target)

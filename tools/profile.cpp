@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "triptych_config.hpp"
 
 #if TRIPTYCH_GPU_SIM
+#include "gpu/runtime/sim/occupancy.hpp"
 #include "gpu/runtime/sim/recorder.hpp"
 #endif
 
@@ -30,7 +32,7 @@ namespace {
 void print_help() {
     std::puts(
         "usage: triptych profile --op NAME [--backend V] [--version N] [--shape SIZES] [--lines]\n"
-        "                        [--json FILE] [--seed S]\n"
+        "                        [--gpu h200|a100] [--json FILE] [--seed S]\n"
         "\n"
         "Runs one op on a GPU variant in the simulator, recording every global and shared memory\n"
         "access of every CUDA thread, and prints per kernel what Nsight Compute would count for\n"
@@ -43,6 +45,8 @@ void print_help() {
         "  --version N     the same as --backend <variant>@N\n"
         "  --shape SIZES   the op's shape (default: the first of its check's shapes)\n"
         "  --lines         also print the counts of each source line that accesses memory\n"
+        "  --gpu NAME      the GPU whose theoretical occupancy is computed: h200 (default), a100;\n"
+        "                  registers per thread come from nvcc's report of the nvcc compile check\n"
         "  --json FILE     also write every launch's counts as JSON\n"
         "  --seed S        the inputs' seed\n"
         "\n"
@@ -136,7 +140,30 @@ void metric(const char* name, std::uint64_t value, const std::string& words) {
     std::printf("  %-58s %12llu  %s\n", name, (unsigned long long)value, words.c_str());
 }
 
-void print_kernel(const KernelRow& row) {
+void print_occupancy(const LaunchProfile& p, const sim::GpuLimits& gpu) {
+    const std::optional<sim::KernelResources> found = sim::kernel_resources(p.kernel, gpu.arch);
+    const sim::KernelResources kernel = found.value_or(sim::KernelResources{});
+    const int threads = int(p.block[0] * p.block[1] * p.block[2]);
+    const sim::Occupancy o =
+        sim::theoretical_occupancy(gpu, threads, p.dynamic_shared_bytes, kernel);
+    std::printf(
+        "  theoretical occupancy on %s: %d block%s of %d warps per SM = %d of %d warps "
+        "(%.1f%%), limited by %s\n",
+        gpu.name.c_str(), o.blocks, o.blocks == 1 ? "" : "s", (threads + 31) / 32, o.warps,
+        gpu.warps_per_sm(), 100 * o.fraction, o.limit.c_str());
+    if (found)
+        std::printf(
+            "    (nvcc for %s: %d registers per thread, %zu bytes of static shared memory, "
+            "%zu bytes of stack)\n",
+            gpu.arch.c_str(), kernel.registers, kernel.static_shared, kernel.stack_bytes);
+    else
+        std::printf(
+            "    (registers and static shared memory unknown: no nvcc report names this "
+            "kernel for %s; the nvcc compile check of a build with nvcc makes them)\n",
+            gpu.arch.c_str());
+}
+
+void print_kernel(const KernelRow& row, const sim::GpuLimits& gpu) {
     const LaunchProfile& p = row.sum;
     std::printf(
         "\n%s  (launched at %s, %d launch%s; last grid (%u,%u,%u), block (%u,%u,%u), "
@@ -182,6 +209,7 @@ void print_kernel(const KernelRow& row) {
     metric("barriers", p.barriers, "__syncthreads() executed, counted per warp");
     metric("warp operations", p.warp_operations, "shuffles, votes and __syncwarp(), per warp");
     metric("warps", p.warps, "warps launched");
+    print_occupancy(p, gpu);
 }
 
 void print_lines(const KernelRow& row) {
@@ -264,7 +292,7 @@ void write_json(const std::string& path, const std::vector<KernelRow>& rows) {
 
 int profile_main(const Args& args) {
     Options options("profile", args,
-                    {"--op", "--backend", "--version", "--shape", "--json", "--seed"},
+                    {"--op", "--backend", "--version", "--shape", "--json", "--seed", "--gpu"},
                     {"--help", "--lines"});
     if (options.has("--help")) {
         print_help();
@@ -295,6 +323,7 @@ int profile_main(const Args& args) {
             "gpu_naive or gpu_tiled (or a version of one), not " +
             name);
     const std::string shape = options.get("--shape", op.default_shapes.front());
+    const sim::GpuLimits& gpu = sim::gpu_limits(options.get("--gpu", "h200"));
     std::uint64_t seed = fresh_seed();
     if (options.has("--seed")) seed = std::stoull(options.get("--seed"));
 
@@ -310,7 +339,7 @@ int profile_main(const Args& args) {
                 op.name.c_str(), name.c_str(), shape.c_str(), (unsigned long long)seed, rows.size(),
                 rows.size() == 1 ? "" : "s", passed ? "" : " (THE RESULT FAILED ITS CHECK)");
     for (const KernelRow& row : rows) {
-        print_kernel(row);
+        print_kernel(row, gpu);
         if (options.has("--lines")) print_lines(row);
     }
     if (options.has("--json")) write_json(options.get("--json"), rows);

@@ -1,6 +1,7 @@
 // An out-of-bounds write in a kernel, for the AddressSanitizer build (-DTRIPTYCH_SANITIZE=ON):
 // one thread writes one float past a device_allocate buffer. ASan must stop the program with a
-// heap-buffer-overflow report; CTest passes the run only if that report appears.
+// heap-buffer-overflow report naming the CUDA thread and block; CTest passes the run only if both
+// appear.
 //
 //   oob_write no_barrier      the kernel writes at once
 //   oob_write after_barrier   the kernel writes after a __syncthreads(), once every thread of the

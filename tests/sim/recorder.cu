@@ -121,6 +121,15 @@ __global__ void warp_reduction_kernel(const float* in, float* out, bool with_syn
     if (lane == 0) out[0] = s[0];
 }
 
+// __syncwarp() orders the lanes of one warp only: warp 1 reading warp 0's slots races with them.
+__global__ void warps_across_syncwarp_kernel(const float* in, float* out) {
+    __shared__ float s[2 * lanes];
+    const int t = threadIdx.x;
+    s[t] = in[t];  // planted: warps_across_syncwarp first
+    __syncwarp();
+    out[t] = s[(t + lanes) % (2 * lanes)];  // planted: warps_across_syncwarp second
+}
+
 __global__ void unwritten_static_shared_kernel(float* out) {
     __shared__ float s[2][lanes];
     s[0][threadIdx.x] = 1.0f;
@@ -175,6 +184,10 @@ void run_planted(Planted bug) {
         case Planted::warp_step_with_syncwarp:
             gpu::launch(warp_reduction_kernel, dim3(1), dim3(lanes), 0, in.get(), out.get(),
                         bug == Planted::warp_step_with_syncwarp);
+            break;
+        case Planted::warps_across_syncwarp:
+            gpu::launch(warps_across_syncwarp_kernel, dim3(1), dim3(2 * lanes), 0, in.get(),
+                        out.get());
             break;
         case Planted::unwritten_static_shared:
             gpu::launch(unwritten_static_shared_kernel, dim3(1), dim3(lanes), 0, out.get());

@@ -36,6 +36,7 @@ enum class Planted {
     two_blocks_one_element,      // out[0] written by thread 0 of each of two blocks
     warp_step_without_syncwarp,  // a warp-synchronous tree reduction without __syncwarp()
     warp_step_with_syncwarp,     // the same, correct: __syncwarp() between its steps
+    warps_across_syncwarp,       // warp 1 reads what warp 0 wrote, ordered only by __syncwarp()
     unwritten_static_shared,     // reads a row of static __shared__ no thread wrote
     write_past_end,              // writes one float past the end of a device buffer
     shuffle_outside_own_mask,    // lanes 16..31 call __shfl_xor_sync with mask 0x0000ffff

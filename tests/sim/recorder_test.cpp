@@ -4,6 +4,7 @@
 #include <fstream>
 #include <string>
 
+#include "gpu/runtime/sim/occupancy.hpp"
 #include "gpu/runtime/sim/recorder.hpp"
 #include "tests/sim/recorder_kernels.hpp"
 #include "tests/sim/test_support.hpp"
@@ -173,6 +174,14 @@ TEST_CASE("the race checker catches a warp-synchronous step without __syncwarp, 
     CHECK_NOTHROW(run_planted(Planted::warp_step_with_syncwarp));
 }
 
+TEST_CASE("the race checker catches warps ordered only by __syncwarp, which orders one warp",
+          "[racecheck]") {
+    const std::string report = race_report(Planted::warps_across_syncwarp);
+    CHECK_THAT(report, Catch::Contains("with no __syncthreads() between them"));
+    CHECK_THAT(report, Catch::Contains(marked_line("warps_across_syncwarp", "first")));
+    CHECK_THAT(report, Catch::Contains(marked_line("warps_across_syncwarp", "second")));
+}
+
 TEST_CASE("the race checker catches a read of static shared memory no thread of the block wrote",
           "[racecheck]") {
     const std::string report = race_report(Planted::unwritten_static_shared);
@@ -197,6 +206,55 @@ TEST_CASE("a warp operation whose mask leaves out its own lane, or names an exit
                Catch::Contains("which leaves itself out"));
     CHECK_THAT(message_of<CudaError>([] { run_planted(Planted::shuffle_naming_exited_lane); }),
                Catch::Contains("but that lane has exited"));
+}
+
+TEST_CASE(
+    "theoretical occupancy is limited by threads, registers or shared memory, as CUDA's "
+    "calculator says",
+    "[occupancy]") {
+    const sim::GpuLimits& h200 = sim::h200();
+    // 8 warps per block, 32 registers: 8 blocks fill the SM's 64 warps (threads and registers
+    // both allow exactly 8).
+    const sim::Occupancy full = theoretical_occupancy(h200, 256, 0, {32, 0, 0});
+    CHECK(full.blocks == 8);
+    CHECK(full.fraction == 1.0);
+    // 194 registers: 194 * 32 = 6208, rounded to 6400 per warp; 65536 / 6400 = 10 warps: 1 block.
+    const sim::Occupancy registers = theoretical_occupancy(h200, 256, 0, {194, 0, 0});
+    CHECK(registers.blocks == 1);
+    CHECK(registers.warps == 8);
+    CHECK(registers.limit == "registers");
+    // 48 KiB of dynamic shared memory plus the 1 KiB reserved: 228 / 49 = 4 blocks.
+    const sim::Occupancy shared = theoretical_occupancy(h200, 128, 48 * 1024, {16, 0, 0});
+    CHECK(shared.blocks == 4);
+    CHECK(shared.limit == "shared memory");
+    // Blocks of 32 threads: the 32-block limit binds at half the warps.
+    const sim::Occupancy small = theoretical_occupancy(h200, 32, 0, {16, 0, 0});
+    CHECK(small.blocks == 32);
+    CHECK(small.fraction == 0.5);
+    CHECK(small.limit == "blocks");
+}
+
+TEST_CASE("nvcc's resource usage report is read per kernel and architecture", "[occupancy]") {
+    const std::string report =
+        "ptxas info    : 0 bytes gmem\n"
+        "ptxas info    : Compiling entry function '_ZN8triptych4testEPfi' for 'sm_90'\n"
+        "ptxas info    : Function properties for _ZN8triptych4testEPfi\n"
+        "    8 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+        "ptxas info    : Used 40 registers, used 1 barriers, 8448 bytes smem, 368 bytes cmem[0]\n"
+        "ptxas info    : Compiling entry function '_ZN8triptych4testEPfi' for 'sm_80'\n"
+        "ptxas info    : Function properties for _ZN8triptych4testEPfi\n"
+        "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+        "ptxas info    : Used 38 registers, 368 bytes cmem[0]\n";
+    const auto lines = sim::parse_resource_usage(report);
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0].kernel == "triptych::test(float*, int)");
+    CHECK(lines[0].arch == "sm_90");
+    CHECK(lines[0].resources.registers == 40);
+    CHECK(lines[0].resources.static_shared == 8448);
+    CHECK(lines[0].resources.stack_bytes == 8);
+    CHECK(lines[1].arch == "sm_80");
+    CHECK(lines[1].resources.registers == 38);
+    CHECK(lines[1].resources.static_shared == 0);
 }
 
 }  // namespace triptych::sim_tests

@@ -426,7 +426,7 @@ Launch* launch_begin(const void* kernel, const unsigned grid[3], const unsigned 
     std::copy(block, block + 3, launch->profile.block);
     launch->profile.dynamic_shared_bytes = dynamic_shared_bytes;
     for (auto [begin, bytes] : device_allocations())
-        launch->allocations.push_back({begin, begin + bytes, begin + bytes + device_guard_bytes});
+        launch->allocations.push_back({begin, begin + bytes, begin + bytes + device_guard_bytes()});
     std::sort(launch->allocations.begin(), launch->allocations.end(),
               [](const Allocation& a, const Allocation& b) { return a.begin < b.begin; });
     return launch;

@@ -156,9 +156,25 @@ struct BlockRun {
     std::size_t scheduler_stack_size = 0;
     StackPool* stacks = nullptr;
     recorder::Launch* recording = nullptr;  // the access recorder's launch, when it records
+    std::string launch_site;                // file:line of the launch, for messages
 };
 
 thread_local BlockRun* current_block = nullptr;
+
+#if defined(__SANITIZE_ADDRESS__)
+// When AddressSanitizer stops the program in a kernel, it prints the host stack; this adds which
+// CUDA thread of which block of which launch was running (the report comes from that OS thread).
+void name_the_cuda_thread() {
+    const BlockRun* run = current_block;
+    if (run == nullptr || run->current == nullptr) return;
+    std::fprintf(stderr,
+                 "triptych simulator: this happened in CUDA thread %s of block %s of the "
+                 "kernel launched at %s\n",
+                 str(run->current->index).c_str(), str(blockIdx).c_str(), run->launch_site.c_str());
+}
+[[maybe_unused]] const bool death_callback_set =
+    (__sanitizer_set_death_callback(name_the_cuda_thread), true);
+#endif
 
 BlockRun& running_block(const char* what) {
     if (current_block == nullptr || current_block->current == nullptr)
@@ -468,9 +484,9 @@ void check_guards(std::source_location where) {
     std::shared_lock lock(allocations_mutex);
     for (auto [start, bytes] : allocations()) {
         auto* guard = reinterpret_cast<unsigned char*>(start) + bytes;
-        for (std::size_t i = 0; i < device_guard_bytes; ++i) {
+        for (std::size_t i = 0; i < device_guard_bytes(); ++i) {
             if (guard[i] == guard_pattern) continue;
-            std::memset(guard, guard_pattern, device_guard_bytes);
+            std::memset(guard, guard_pattern, device_guard_bytes());
             throw CudaError("kernel launched at " + where_str(where) +
                             " wrote past the end of a device buffer of " + std::to_string(bytes) +
                             " bytes (" + std::to_string(i + 1) +
@@ -484,6 +500,14 @@ void check_guards(std::source_location where) {
 }  // namespace
 
 // ---- public API --------------------------------------------------------------------------------
+
+std::size_t device_guard_bytes() {
+#if defined(__SANITIZE_ADDRESS__)
+    return 0;  // AddressSanitizer's own redzones catch the write as it happens
+#else
+    return 64;
+#endif
+}
 
 void syncthreads(std::source_location where) {
     BlockRun& run = running_block("__syncthreads()");
@@ -523,9 +547,9 @@ void* dynamic_shared_memory() {
 void* device_malloc(std::size_t bytes) {
     if (bytes == 0) return nullptr;
     auto* pointer =
-        static_cast<unsigned char*>(::operator new(bytes + device_guard_bytes, device_alignment));
+        static_cast<unsigned char*>(::operator new(bytes + device_guard_bytes(), device_alignment));
     std::memset(pointer, 0xFF, bytes);
-    std::memset(pointer + bytes, guard_pattern, device_guard_bytes);
+    std::memset(pointer + bytes, guard_pattern, device_guard_bytes());
     {
         std::unique_lock lock(allocations_mutex);
         allocations()[reinterpret_cast<std::uintptr_t>(pointer)] = bytes;
@@ -644,6 +668,7 @@ void run_grid(dim3 grid, dim3 block, std::size_t shared_bytes, std::source_locat
         run.dynamic_shared = dynamic_shared.get();
         run.dynamic_shared_bytes = shared_bytes;
         run.recording = recording;
+        run.launch_site = where_str(where);
         gridDim = grid;
         blockDim = block;
         current_block = &run;

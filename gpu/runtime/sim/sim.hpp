@@ -114,10 +114,11 @@ void* dynamic_shared_memory();
 
 // Device memory: host memory registered as "device", so a launch can refuse host pointers.
 // Fresh allocations are filled with 0xFF bytes (NaN as float), as a GPU leaves garbage. Each is
-// followed by `device_guard_bytes` of a known pattern, checked after every launch: a kernel that
+// followed by device_guard_bytes() of a known pattern, checked after every launch: a kernel that
 // writes past the end of a buffer fails its launch (under TRIPTYCH_SIM_RACECHECK=1 the error names
-// the thread, the block and the line).
-inline constexpr std::size_t device_guard_bytes = 64;
+// the thread, the block and the line). Under AddressSanitizer there are none: it stops at the
+// write itself, and names the CUDA thread and block.
+std::size_t device_guard_bytes();
 void* device_malloc(std::size_t bytes);
 void device_free(void* pointer);
 bool is_device_pointer(const void* pointer);
