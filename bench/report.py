@@ -1157,6 +1157,77 @@ def optimizer_step_section(rows, machine):
                            + ["gpu_naive / gpu_tiled"], body))
 
 
+def load_counts(path):
+    """The ladder's counts that `triptych report` gathers from `triptych profile --json` in a sim
+    build: {'op', 'shape', 'versions': [{'run_as', 'kernels': [...]}]}."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except OSError as e:
+        raise ReportError(f"cannot read the simulator's counts {path}: {e.strerror}")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        doc = None
+    if not isinstance(doc, dict) or not isinstance(doc.get("versions"), list) or \
+            not all(isinstance(v, dict) and isinstance(v.get("kernels"), list)
+                    for v in doc["versions"]):
+        raise ReportError(f"{path} is not the simulator's counts that triptych report writes")
+    return doc
+
+
+def counted_totals(kernels):
+    """Sums a version's kernels' sites: {(space, access): [requests, units, ideal_units]}, with
+    the barriers, and the first kernel's theoretical occupancy."""
+    totals = {}
+    for kernel in kernels:
+        for site in kernel["sites"]:
+            t = totals.setdefault((site["space"], site["access"]), [0, 0, 0])
+            t[0] += int(site["requests"])
+            t[1] += int(site["units"])
+            t[2] += int(site["ideal_units"])
+    barriers = sum(int(k["barriers"]) for k in kernels)
+    occupancy = kernels[0].get("occupancy") if kernels else None
+    return totals, barriers, occupancy
+
+
+def counted_section(counts):
+    """The GPU ladder counted on the simulator (sim builds): per version, what Nsight Compute
+    would count for one `triptych check` of the op, from the addresses each warp touched. Counts,
+    not times: the simulator's timings say nothing about a GPU."""
+    if not counts:
+        return ""
+    op = counts.get("op", "gemm")
+    text = (f"## The {op.upper()} ladder counted on the simulator (no GPU time)\n\n"
+            f"`triptych profile --op {op} --shape {counts.get('shape', '?')}` on each version: "
+            "every load and store of every CUDA thread, grouped into warp requests as a GPU "
+            "groups them, counted as Nsight Compute counts them, summed over the check's launches "
+            "(its four transpositions). Global: 32-byte sectors per request "
+            "(`l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum` / requests) against the ideal for "
+            "the bytes asked; shared: wavefronts per request and bank conflicts "
+            "(`l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum` + `_st`); theoretical "
+            "occupancy from the launch and nvcc's registers. Counted, not measured: no time "
+            "here is a GPU's.\n\n")
+    body, gpu = [], "H200"
+    for version in counts["versions"]:
+        totals, barriers, occupancy = counted_totals(version["kernels"])
+        gl = totals.get(("global", "load"), [0, 0, 0])
+        sl = totals.get(("shared", "load"), [0, 0, 0])
+        ss = totals.get(("shared", "store"), [0, 0, 0])
+        per = lambda a, b: fmt_number(a / b) if b else "—"  # noqa: E731
+        conflicts = sl[1] - sl[2] + ss[1] - ss[2]
+        if occupancy:
+            gpu = occupancy.get("gpu", gpu)
+            regs = occupancy.get("registers")
+            occ = (f"{fmt_percent(100 * float(occupancy['fraction']))} "
+                   f"({occupancy['limit']}{f', {regs} registers' if regs is not None else ''})")
+        else:
+            occ = "—"
+        body.append([version["run_as"], per(gl[1], gl[0]), per(gl[2], gl[0]), per(sl[1], sl[0]),
+                     str(conflicts), str(barriers), occ])
+    return text + table(["run as", "global load sectors/request", "ideal",
+                         "shared load wavefronts/request", "shared bank conflicts",
+                         "barriers (per warp)", f"occupancy on {gpu}"], body)
+
+
 def simulator_section(rows, machine):
     sim = sorted(((op, v, n), r) for (op, v, n), r in rows.items()
                  if machine.kind(v) == "simulator")
@@ -1176,12 +1247,13 @@ def skipped_section(skipped):
                                                   [[n, m] for n, m in skipped])
 
 
-def report_markdown(doc, rows, skipped, machine, charts, json_name, peer=None):
+def report_markdown(doc, rows, skipped, machine, charts, json_name, peer=None, counts=None):
     series = gemm_series(rows, machine)
     parts = ["# triptych benchmark report\n",
              machine_section(doc, machine, json_name),
              *gemm_sections(series, machine, peer),
              ladder_section(rows, machine),
+             counted_section(counts),
              relu_section(rows, machine),
              *memory_bound_sections(rows, machine),
              memory_bound_peer_section(rows, machine, peer),
@@ -1359,18 +1431,19 @@ def check_out(out):
                           "choose another --out or remove it")
 
 
-def write_report(json_path, out, peer_path=None):
+def write_report(json_path, out, peer_path=None, counts_path=None):
     check_out(out)
     try:
-        stage_and_replace(json_path, out, peer_path)
+        stage_and_replace(json_path, out, peer_path, counts_path)
     except (AttributeError, KeyError, TypeError, ValueError) as e:
         # Well-formed JSON with a field of the wrong type or shape.
         raise ReportError(f"{json_path} has unexpected content ({type(e).__name__}: {e})")
 
 
-def stage_and_replace(json_path, out, peer_path=None):
+def stage_and_replace(json_path, out, peer_path=None, counts_path=None):
     doc = load_json(json_path)
     peer = load_peer(peer_path) if peer_path else None
+    counts = load_counts(counts_path) if counts_path else None
     rows, skipped = parse_rows(doc)
     machine = Machine(doc["context"])
     parent = os.path.dirname(os.path.abspath(out))
@@ -1381,7 +1454,7 @@ def stage_and_replace(json_path, out, peer_path=None):
         os.chmod(staging, 0o777 & ~current_umask())  # mkdtemp's 0700 would hide the report
         shutil.copyfile(json_path, os.path.join(staging, "benchmarks.json"))
         charts = write_charts(staging, rows, machine)
-        text = report_markdown(doc, rows, skipped, machine, charts, "benchmarks.json", peer)
+        text = report_markdown(doc, rows, skipped, machine, charts, "benchmarks.json", peer, counts)
         with open(os.path.join(staging, "report.md"), "w", encoding="utf-8") as f:
             f.write(text)
         with open(os.path.join(staging, MARKER), "w", encoding="utf-8") as f:
@@ -1420,6 +1493,8 @@ def main(argv):
     parser.add_argument("--out", help="report directory to write (replaced if it holds a report)")
     parser.add_argument("--peer", metavar="FILE",
                         help="PyTorch's figures on this machine (bench/pytorch_peer.py's JSON)")
+    parser.add_argument("--counts", metavar="FILE",
+                        help="the GPU ladder counted on the simulator (written by triptych report)")
     parser.add_argument("--check-out", metavar="DIR",
                         help="only check that DIR may be written, then exit")
     args = parser.parse_args(argv)
@@ -1429,7 +1504,7 @@ def main(argv):
             return 0
         if not args.json or not args.out:
             raise ReportError("--json FILE and --out DIR are both needed")
-        write_report(args.json, args.out, args.peer)
+        write_report(args.json, args.out, args.peer, args.counts)
     except ReportError as e:
         print(f"report.py: {e}", file=sys.stderr)
         return 1

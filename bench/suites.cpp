@@ -7,6 +7,7 @@
 
 #include "check/crosscheck.hpp"
 #include "common/errors.hpp"
+#include "common/json.hpp"
 #include "common/registry.hpp"
 
 namespace triptych::bench {
@@ -19,16 +20,6 @@ struct Described {
 std::vector<Described>& described() {
     static std::vector<Described> all;
     return all;
-}
-
-// `s` as a JSON string literal (the texts here are plain, but a formula may hold a quote).
-std::string json_string(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') out += '\\';
-        out += c;
-    }
-    return out + "\"";
 }
 
 // Whether `b` has every kernel the rows run.

@@ -98,8 +98,9 @@ endif()
 # over AddressSanitizer's hooks because those skip accesses to a variable at a constant offset, and
 # `__shared__ float sum;` is exactly such a variable. -fno-tree-sra keeps the copy of a float4 one
 # 16-byte access, as a GPU's 128-bit load is (GCC otherwise splits it into four 4-byte loads); -g1
-# keeps the line table the per-line counters need.
-set(TRIPTYCH_SIM_RECORDER_FLAGS -fsanitize=thread --param=tsan-instrument-func-entry-exit=0 -fno-tree-sra -g1)
+# keeps the line table the per-line counters need, in DWARF 4 (Debian 12's addr2line puts some
+# lines of a DWARF 5 table in the wrong file: the generated wrapper instead of the .cu).
+set(TRIPTYCH_SIM_RECORDER_FLAGS -fsanitize=thread --param=tsan-instrument-func-entry-exit=0 -fno-tree-sra -g1 -gdwarf-4)
 
 # The flavor, visible to C++ as TRIPTYCH_GPU_CUDA / TRIPTYCH_GPU_SIM / TRIPTYCH_GPU_OFF.
 string(TOUPPER ${TRIPTYCH_GPU_FLAVOR} flavor_upper)

@@ -14,6 +14,7 @@
 
 #include "check/crosscheck.hpp"
 #include "common/errors.hpp"
+#include "common/json.hpp"
 #include "common/random.hpp"
 #include "common/registry.hpp"
 #include "tools/commands.hpp"
@@ -136,16 +137,30 @@ std::string per(std::uint64_t a, std::uint64_t b) {
     return text;
 }
 
-void metric(const char* name, std::uint64_t value, const std::string& words) {
-    std::printf("  %-58s %12llu  %s\n", name, (unsigned long long)value, words.c_str());
+void metric(const std::string& name, std::uint64_t value, const std::string& words) {
+    std::printf("  %-58s %12llu  %s\n", name.c_str(), (unsigned long long)value, words.c_str());
+}
+
+// The launch's theoretical occupancy on `gpu`, with what nvcc reported for the kernel (if any).
+struct KernelOccupancy {
+    std::optional<sim::KernelResources> resources;
+    sim::Occupancy occupancy;
+};
+KernelOccupancy occupancy_of(const LaunchProfile& p, const sim::GpuLimits& gpu) {
+    KernelOccupancy k;
+    k.resources = sim::kernel_resources(p.kernel, gpu.arch);
+    const int threads = int(p.block[0] * p.block[1] * p.block[2]);
+    k.occupancy = sim::theoretical_occupancy(gpu, threads, p.dynamic_shared_bytes,
+                                             k.resources.value_or(sim::KernelResources{}));
+    return k;
 }
 
 void print_occupancy(const LaunchProfile& p, const sim::GpuLimits& gpu) {
-    const std::optional<sim::KernelResources> found = sim::kernel_resources(p.kernel, gpu.arch);
+    const KernelOccupancy k = occupancy_of(p, gpu);
+    const std::optional<sim::KernelResources>& found = k.resources;
     const sim::KernelResources kernel = found.value_or(sim::KernelResources{});
     const int threads = int(p.block[0] * p.block[1] * p.block[2]);
-    const sim::Occupancy o =
-        sim::theoretical_occupancy(gpu, threads, p.dynamic_shared_bytes, kernel);
+    const sim::Occupancy& o = k.occupancy;
     std::printf(
         "  theoretical occupancy on %s: %d block%s of %d warps per SM = %d of %d warps "
         "(%.1f%%), limited by %s\n",
@@ -171,33 +186,28 @@ void print_kernel(const KernelRow& row, const sim::GpuLimits& gpu) {
         short_name(p.kernel).c_str(), p.launch_site.c_str(), row.launches,
         row.launches == 1 ? "" : "es", p.grid[0], p.grid[1], p.grid[2], p.block[0], p.block[1],
         p.block[2], p.dynamic_shared_bytes);
-    const AccessCounts gl = total(p, Space::global, false), gs = total(p, Space::global, true);
-    const AccessCounts sl = total(p, Space::shared, false), ss = total(p, Space::shared, true);
-    auto sectors_words = [](const char* what, const AccessCounts& c) {
-        return std::string(what) + " sectors: " + per(c.units, c.requests) +
-               " per request, ideal " + per(c.ideal_units, c.requests) + " (" +
-               per(100 * c.ideal_units, c.units) + "% of the sectors fetched are needed)";
-    };
-    metric("smsp__inst_executed_op_global_ld.sum", gl.requests,
-           "global load requests, " + per(gl.lanes, gl.requests) + " lanes each");
-    metric("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", gl.units,
-           sectors_words("global load", gl));
-    metric("smsp__inst_executed_op_global_st.sum", gs.requests,
-           "global store requests, " + per(gs.lanes, gs.requests) + " lanes each");
-    metric("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", gs.units,
-           sectors_words("global store", gs));
-    metric("smsp__inst_executed_op_shared_ld.sum", sl.requests,
-           "shared load requests, " + per(sl.lanes, sl.requests) + " lanes each");
-    metric("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", sl.units,
-           "shared load wavefronts, " + per(sl.units, sl.requests) + " per request");
-    metric("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", sl.units - sl.ideal_units,
-           "shared load bank conflicts (wavefronts beyond one per phase)");
-    metric("smsp__inst_executed_op_shared_st.sum", ss.requests,
-           "shared store requests, " + per(ss.lanes, ss.requests) + " lanes each");
-    metric("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", ss.units,
-           "shared store wavefronts, " + per(ss.units, ss.requests) + " per request");
-    metric("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", ss.units - ss.ideal_units,
-           "shared store bank conflicts");
+    // Nsight Compute names loads "ld" and stores "st" in every metric.
+    for (const bool store : {false, true}) {
+        const std::string ld_st = store ? "st" : "ld", word = store ? "store" : "load";
+        const AccessCounts g = total(p, Space::global, store);
+        metric("smsp__inst_executed_op_global_" + ld_st + ".sum", g.requests,
+               "global " + word + " requests, " + per(g.lanes, g.requests) + " lanes each");
+        metric("l1tex__t_sectors_pipe_lsu_mem_global_op_" + ld_st + ".sum", g.units,
+               "global " + word + " sectors: " + per(g.units, g.requests) + " per request, ideal " +
+                   per(g.ideal_units, g.requests) + " (" + per(100 * g.ideal_units, g.units) +
+                   "% of the sectors fetched are needed)");
+    }
+    for (const bool store : {false, true}) {
+        const std::string ld_st = store ? "st" : "ld", word = store ? "store" : "load";
+        const AccessCounts s = total(p, Space::shared, store);
+        metric("smsp__inst_executed_op_shared_" + ld_st + ".sum", s.requests,
+               "shared " + word + " requests, " + per(s.lanes, s.requests) + " lanes each");
+        metric("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_" + ld_st + ".sum", s.units,
+               "shared " + word + " wavefronts, " + per(s.units, s.requests) + " per request");
+        metric("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_" + ld_st + ".sum",
+               s.units - s.ideal_units,
+               "shared " + word + " bank conflicts (wavefronts beyond one per phase)");
+    }
     const AccessCounts ga = total(p, Space::global, true, true);
     const AccessCounts sa = total(p, Space::shared, true, true);
     metric("atomics (global)", ga.requests,
@@ -237,28 +247,30 @@ void print_lines(const KernelRow& row) {
     std::puts("  (units: 32-byte sectors for global memory, wavefronts for shared memory)");
 }
 
-std::string json_string(const std::string& text) {
-    std::string out = "\"";
-    for (char c : text) {
-        if (c == '"' || c == '\\') out += '\\';
-        out += c;
-    }
-    return out + "\"";
-}
-
-void write_json(const std::string& path, const std::vector<KernelRow>& rows) {
+void write_json(const std::string& path, const std::vector<KernelRow>& rows,
+                const sim::GpuLimits& gpu) {
     std::string text = "{\"kernels\": [";
     for (std::size_t k = 0; k < rows.size(); ++k) {
         const LaunchProfile& p = rows[k].sum;
+        const KernelOccupancy o = occupancy_of(p, gpu);
         std::vector<std::uintptr_t> sites;
         for (const sim::SiteCounts& s : p.sites) sites.push_back(s.site);
         const std::vector<sim::SourceLine> lines = sim::source_lines(sites);
-        text += std::string(k ? ", " : "") + "{\"kernel\": " + json_string(p.kernel) +
-                ", \"launch_site\": " + json_string(p.launch_site) +
-                ", \"launches\": " + std::to_string(rows[k].launches) +
-                ", \"warps\": " + std::to_string(p.warps) +
-                ", \"barriers\": " + std::to_string(p.barriers) +
-                ", \"warp_operations\": " + std::to_string(p.warp_operations) + ", \"sites\": [";
+        text +=
+            std::string(k ? ", " : "") + "{\"kernel\": " + json_string(p.kernel) +
+            ", \"launch_site\": " + json_string(p.launch_site) +
+            ", \"launches\": " + std::to_string(rows[k].launches) +
+            ", \"warps\": " + std::to_string(p.warps) +
+            ", \"barriers\": " + std::to_string(p.barriers) +
+            ", \"warp_operations\": " + std::to_string(p.warp_operations) + ", \"block\": [" +
+            std::to_string(p.block[0]) + ", " + std::to_string(p.block[1]) + ", " +
+            std::to_string(p.block[2]) + "], \"occupancy\": {\"gpu\": " + json_string(gpu.name) +
+            ", \"blocks\": " + std::to_string(o.occupancy.blocks) +
+            ", \"warps\": " + std::to_string(o.occupancy.warps) +
+            ", \"fraction\": " + std::to_string(o.occupancy.fraction) +
+            ", \"limit\": " + json_string(o.occupancy.limit) +
+            ", \"registers\": " + (o.resources ? std::to_string(o.resources->registers) : "null") +
+            "}, \"sites\": [";
         for (std::size_t i = 0; i < p.sites.size(); ++i) {
             const sim::SiteCounts& s = p.sites[i];
             text += std::string(i ? ", " : "") + "{\"line\": " + json_string(lines[i].file_line) +
@@ -342,7 +354,7 @@ int profile_main(const Args& args) {
         print_kernel(row, gpu);
         if (options.has("--lines")) print_lines(row);
     }
-    if (options.has("--json")) write_json(options.get("--json"), rows);
+    if (options.has("--json")) write_json(options.get("--json"), rows, gpu);
     return passed ? 0 : 1;
 #endif
 }

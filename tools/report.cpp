@@ -9,14 +9,18 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/errors.hpp"
+#include "common/kernels.hpp"
 #include "tools/commands.hpp"
 #include "tools/options.hpp"
 #include "tools/process.hpp"
+#include "triptych_config.hpp"
 
 namespace triptych::tools {
 namespace {
@@ -139,6 +143,43 @@ void print_bench_help() {
         "For Google Benchmark's own flags, run triptych_bench directly (triptych_bench --help).");
 }
 
+#if TRIPTYCH_GPU_SIM
+// The GPU ladder of GEMM counted by the simulator's access recorder: `triptych profile --json` on
+// every version of gpu_naive and gpu_tiled, gathered into `counts` for bench/report.py --counts.
+// Returns false (and says why) when they cannot be counted, e.g. in a build without the recorder.
+bool count_ladder(bool quick, const fs::path& counts) {
+    const std::string shape = quick ? "64,64,64" : "128,128,128";
+    const std::string self = fs::read_symlink("/proc/self/exe").string();
+    std::string versions;
+    for (const std::string variant : {"gpu_naive", "gpu_tiled"}) {
+        for (const KernelVersion& v : kernel_versions(variant, ops::gemm.op)) {
+            const std::string run_as = variant + "@" + std::to_string(v.number);
+            TemporaryFile json(fs::temp_directory_path(), "triptych-counts", ".json");
+            std::string printed;
+            const int status =
+                run_program({self, "profile", "--op", "gemm", "--backend", run_as, "--shape", shape,
+                             "--seed", "1", "--json", json.path().string()},
+                            1, &printed);
+            if (status != 0) {
+                std::printf("no simulator counts in the report: triptych profile failed on %s\n",
+                            run_as.c_str());
+                return false;
+            }
+            std::ifstream in(json.path());
+            const std::string kernels((std::istreambuf_iterator<char>(in)),
+                                      std::istreambuf_iterator<char>());
+            // {"kernels": [...]} becomes {"run_as": "...", "kernels": [...]}.
+            versions += (versions.empty() ? "" : ", ") + std::string("{\"run_as\": \"") + run_as +
+                        "\", " + kernels.substr(kernels.find('{') + 1);
+        }
+    }
+    std::ofstream out(counts);
+    out << "{\"op\": \"gemm\", \"shape\": \"" << shape << "\", \"versions\": [" << versions
+        << "]}\n";
+    return bool(out.flush());
+}
+#endif
+
 void print_report_help() {
     std::puts(
         "usage: triptych report [--from FILE.json] [--out DIR] [--filter REGEX] [--quick]\n"
@@ -151,7 +192,8 @@ void print_report_help() {
         "deterministic and fast modes, what fusing GEMM + bias + activation buys,\n"
         "host<->device transfer cost, conv2d per algorithm and its filter-size sweep, pooling,\n"
         "training steps of both models in images/s), PNG charts and the raw JSON. Without a GPU\n"
-        "every GPU column says \"no GPU\". DIR is replaced only once the new report is complete.\n"
+        "every GPU column says \"no GPU\"; a sim build adds the GEMM ladder as the simulator\n"
+        "counts it (triptych profile). DIR is replaced only once the new report is complete.\n"
         "\n"
         "  --from FILE.json     report this saved run (triptych bench --out) instead of running\n"
         "  --out DIR            the report directory (default: report)\n"
@@ -208,9 +250,10 @@ int report_main(const Args& args) {
         if (!fs::is_regular_file(path)) throw DataError("cannot read " + path + ": no such file");
         peer = {"--peer", path};
     }
-    auto write_report = [&](const std::string& json_path) {
+    auto write_report = [&](const std::string& json_path, const std::string& counts = "") {
         std::vector<std::string> arguments = {"--json", json_path, "--out", out};
         arguments.insert(arguments.end(), peer.begin(), peer.end());
+        if (!counts.empty()) arguments.insert(arguments.end(), {"--counts", counts});
         run_python_script("bench/report.py", arguments);
     };
     if (!running) {
@@ -221,6 +264,14 @@ int report_main(const Args& args) {
     }
     TemporaryFile json(fs::temp_directory_path(), "triptych-bench", ".json");
     run_benchmarks(bench_run(options), &json.path());
+#if TRIPTYCH_GPU_SIM
+    // Without a GPU the ladder's times are missing; what the simulator counts is not.
+    TemporaryFile counts(fs::temp_directory_path(), "triptych-ladder-counts", ".json");
+    if (count_ladder(options.has("--quick"), counts.path())) {
+        write_report(json.path().string(), counts.path().string());
+        return 0;
+    }
+#endif
     write_report(json.path().string());
     return 0;
 }

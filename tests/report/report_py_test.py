@@ -647,6 +647,64 @@ class Training(OneReport):
         self.assertEqual(cell_where(table, "gpu_naive / gpu_tiled", **where), "3.00×")
 
 
+def counted_site(space, access, requests, units, ideal):
+    return {"line": "gpu/tiled/x.cu:1", "space": space, "access": access, "requests": requests,
+            "units": units, "ideal_units": ideal, "lanes": 32 * requests, "bytes": 128 * requests}
+
+
+def ladder_counts():
+    """What triptych report gathers from triptych profile --json in a sim build, for two versions:
+    an uncoalesced one (32 sectors per request for 4 needed) and a tiled one with 2-way conflicts."""
+    occupancy = {"gpu": "H200 (sm_90)", "blocks": 2, "warps": 16, "fraction": 0.25,
+                 "limit": "registers", "registers": 91}
+    naive = {"kernel": "naive", "launch_site": "gpu/naive/gemm.cu:82", "launches": 1, "warps": 8,
+             "barriers": 0, "warp_operations": 0, "block": [32, 8, 1],
+             "occupancy": dict(occupancy, fraction=1.0, limit="threads", registers=None),
+             "sites": [counted_site("global", "load", 10, 320, 40),
+                       counted_site("global", "store", 2, 8, 8)]}
+    tiled = {"kernel": "tiled", "launch_site": "gpu/tiled/gemm.cu:90", "launches": 1, "warps": 8,
+             "barriers": 6, "warp_operations": 0, "block": [256, 1, 1], "occupancy": occupancy,
+             "sites": [counted_site("global", "load", 4, 16, 16),
+                       counted_site("shared", "load", 10, 20, 10),
+                       counted_site("shared", "store", 4, 4, 4)]}
+    return {"op": "gemm", "shape": "64,64,64",
+            "versions": [{"run_as": "gpu_naive@1", "kernels": [naive]},
+                         {"run_as": "gpu_tiled@8", "kernels": [tiled]}]}
+
+
+class CountedLadder(ReportTest):
+    def test_the_ladder_counted_on_the_simulator_has_each_version_s_requests_and_occupancy(self):
+        json_path = self.write_json(simulator_run())
+        counts = self.write_json(ladder_counts(), "counts.json")
+        out = os.path.join(self.tmp.name, "report")
+        result = subprocess.run([sys.executable, REPORT_PY, "--json", json_path, "--out", out,
+                                 "--counts", counts], capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+            md = f.read()
+        table = tables(md)["The GEMM ladder counted on the simulator (no GPU time)"]
+        self.assertEqual(cell(table, "gpu_naive@1", "global load sectors/request"), "32.0")
+        self.assertEqual(cell(table, "gpu_naive@1", "ideal"), "4.00")
+        self.assertEqual(cell(table, "gpu_naive@1", "shared load wavefronts/request"), "—")
+        self.assertEqual(cell(table, "gpu_naive@1", "occupancy on H200 (sm_90)"), "100% (threads)")
+        self.assertEqual(cell(table, "gpu_tiled@8", "shared load wavefronts/request"), "2.00")
+        self.assertEqual(cell(table, "gpu_tiled@8", "shared bank conflicts"), "10")
+        self.assertEqual(cell(table, "gpu_tiled@8", "barriers (per warp)"), "6")
+        self.assertEqual(cell(table, "gpu_tiled@8", "occupancy on H200 (sm_90)"),
+                         "25% (registers, 91 registers)")
+        self.assertIn("Counted, not measured", md)
+
+    def test_counts_that_are_not_the_simulator_s_are_refused(self):
+        json_path = self.write_json(simulator_run())
+        counts = self.write_json({"versions": "none"}, "counts.json")
+        out = os.path.join(self.tmp.name, "report")
+        result = subprocess.run([sys.executable, REPORT_PY, "--json", json_path, "--out", out,
+                                 "--counts", counts], capture_output=True, text=True)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("is not the simulator's counts that triptych report writes", result.stderr)
+        self.assertFalse(os.path.exists(out))
+
+
 class NewOp(ReportTest):
     """An op the descriptions declare appears in its table, formula included, with no line of
     report.py naming it."""

@@ -68,8 +68,9 @@ Occupancy theoretical_occupancy(const GpuLimits& gpu, int threads_per_block,
     if (shared > 0)
         limits.push_back(
             {int(gpu.shared_per_sm / (shared + gpu.shared_reserved_per_block)), "shared memory"});
-    const Limit binding = *std::min_element(
-        limits.begin(), limits.end(), [](const Limit& a, const Limit& b) { return a.blocks < b.blocks; });
+    const Limit binding =
+        *std::min_element(limits.begin(), limits.end(),
+                          [](const Limit& a, const Limit& b) { return a.blocks < b.blocks; });
     Occupancy o;
     o.blocks = std::max(binding.blocks, 0);
     o.warps = o.blocks * warps_per_block;
@@ -107,16 +108,19 @@ std::vector<ResourceLine> parse_resource_usage(const std::string& text) {
     return lines;
 }
 
-std::optional<KernelResources> kernel_resources(const std::string& kernel, const std::string& arch) {
+std::optional<KernelResources> kernel_resources(const std::string& kernel,
+                                                const std::string& arch) {
     static const std::vector<ResourceLine> reports = [] {
         std::vector<ResourceLine> all;
-        const std::filesystem::path dir = std::filesystem::path(TRIPTYCH_BINARY_DIR) / "kernel_resources";
+        const std::filesystem::path dir =
+            std::filesystem::path(TRIPTYCH_BINARY_DIR) / "kernel_resources";
         std::error_code error;
         for (const auto& file : std::filesystem::directory_iterator(dir, error)) {
             std::ifstream in(file.path());
             std::stringstream text;
             text << in.rdbuf();
-            for (ResourceLine& line : parse_resource_usage(text.str())) all.push_back(std::move(line));
+            for (ResourceLine& line : parse_resource_usage(text.str()))
+                all.push_back(std::move(line));
         }
         return all;
     }();

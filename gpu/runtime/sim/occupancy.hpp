@@ -32,14 +32,14 @@ const GpuLimits& a100();
 const GpuLimits& gpu_limits(const std::string& name);
 
 struct KernelResources {
-    int registers = 0;                // per thread
-    std::size_t static_shared = 0;    // bytes of __shared__ arrays
-    std::size_t stack_bytes = 0;      // local memory per thread (spills, arrays)
+    int registers = 0;              // per thread
+    std::size_t static_shared = 0;  // bytes of __shared__ arrays
+    std::size_t stack_bytes = 0;    // local memory per thread (spills, arrays)
 };
 
 struct Occupancy {
-    int blocks = 0;  // blocks per SM
-    int warps = 0;   // active warps per SM
+    int blocks = 0;       // blocks per SM
+    int warps = 0;        // active warps per SM
     double fraction = 0;  // warps / the SM's maximum
     std::string limit;    // "registers", "shared memory", "threads", "blocks"
 };
