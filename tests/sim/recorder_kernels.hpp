@@ -41,6 +41,8 @@ enum class Planted {
     write_past_end,              // writes one float past the end of a device buffer
     shuffle_outside_own_mask,    // lanes 16..31 call __shfl_xor_sync with mask 0x0000ffff
     shuffle_naming_exited_lane,  // lanes 16..31 have returned; 0..15 shuffle with the full mask
+    shuffle_across_iterations,   // lanes 0..15 in their second iteration of a loop, 16..31 in
+                                 // their first, at the same full-mask shuffle
 };
 void run_planted(Planted bug);
 

@@ -15,7 +15,6 @@
 
 #include <link.h>
 #include <unistd.h>
-#include <memory>
 
 #include <algorithm>
 #include <cstdio>
@@ -24,6 +23,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <string>
