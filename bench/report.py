@@ -861,16 +861,22 @@ def machine_section(doc, machine, json_name):
 PEER_COMMAND = "/usr/bin/python3 bench/pytorch_peer.py"
 
 
+def json_or_none(path, what):
+    """The JSON document in `path`, or None if it holds no JSON (the caller says what it should
+    have held); a file that cannot be read is a ReportError naming `what`."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as e:
+        raise ReportError(f"cannot read {what} {path}: {e.strerror}")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+
+
 def load_peer(path):
     """{'header': 'PyTorch 1.13.0a0, 2 threads', 'seconds': {(op, size name): seconds},
     'train': {model: [(images/s, test accuracy) of each epoch, in order]}} from the peer's JSON."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except OSError as e:
-        raise ReportError(f"cannot read the peer figures {path}: {e.strerror}")
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        doc = None
+    doc = json_or_none(path, "the peer figures")
     if not isinstance(doc, dict) or not isinstance(doc.get("peer"), str) or \
             not isinstance(doc.get("context"), dict) or not isinstance(doc.get("results"), list):
         raise ReportError(f"{path} is not the JSON of bench/pytorch_peer.py: write it with "
@@ -1160,13 +1166,7 @@ def optimizer_step_section(rows, machine):
 def load_counts(path):
     """The ladder's counts that `triptych report` gathers from `triptych profile --json` in a sim
     build: {'op', 'shape', 'versions': [{'run_as', 'kernels': [...]}]}."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except OSError as e:
-        raise ReportError(f"cannot read the simulator's counts {path}: {e.strerror}")
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        doc = None
+    doc = json_or_none(path, "the simulator's counts")
     if not isinstance(doc, dict) or not isinstance(doc.get("versions"), list) or \
             not all(isinstance(v, dict) and isinstance(v.get("kernels"), list)
                     for v in doc["versions"]):
