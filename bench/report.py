@@ -1164,68 +1164,137 @@ def optimizer_step_section(rows, machine):
 
 
 def load_counts(path):
-    """The ladder's counts that `triptych report` gathers from `triptych profile --json` in a sim
-    build: {'op', 'shape', 'versions': [{'run_as', 'kernels': [...]}]}."""
+    """The counts that `triptych report` gathers from `triptych profile --json` in a sim build:
+    {'ops': [{'op', 'shape', 'versions': [{'run_as', 'cases', 'kernels': [...]}]}]}."""
     doc = json_or_none(path, "the simulator's counts")
-    if not isinstance(doc, dict) or not isinstance(doc.get("versions"), list) or \
-            not all(isinstance(v, dict) and isinstance(v.get("kernels"), list)
-                    for v in doc["versions"]):
+
+    def is_op(o):
+        return isinstance(o, dict) and isinstance(o.get("op"), str) and \
+            isinstance(o.get("versions"), list) and \
+            all(isinstance(v, dict) and isinstance(v.get("kernels"), list) for v in o["versions"])
+    if not isinstance(doc, dict) or not isinstance(doc.get("ops"), list) or \
+            not all(is_op(o) for o in doc["ops"]):
         raise ReportError(f"{path} is not the simulator's counts that triptych report writes")
     return doc
 
 
 def counted_totals(kernels):
-    """Sums a version's kernels' sites: {(space, access): [requests, units, ideal_units]}, with
-    the barriers, and the first kernel's theoretical occupancy."""
+    """Sums a version's kernels' sites: {(space, access): [requests, units, ideal_units, lanes,
+    bytes, lane_bytes]}, with the barriers, and the kernels' lowest theoretical occupancy."""
     totals = {}
     for kernel in kernels:
         for site in kernel["sites"]:
-            t = totals.setdefault((site["space"], site["access"]), [0, 0, 0])
-            t[0] += int(site["requests"])
-            t[1] += int(site["units"])
-            t[2] += int(site["ideal_units"])
+            t = totals.setdefault((site["space"], site["access"]), [0] * 6)
+            for i, key in enumerate(["requests", "units", "ideal_units", "lanes", "bytes",
+                                     "lane_bytes"]):
+                t[i] += int(site.get(key, 0))
     barriers = sum(int(k["barriers"]) for k in kernels)
-    occupancy = kernels[0].get("occupancy") if kernels else None
+    occupancies = [k["occupancy"] for k in kernels if k.get("occupancy")]
+    occupancy = min(occupancies, key=lambda o: float(o["fraction"])) if occupancies else None
     return totals, barriers, occupancy
 
 
+COUNTED_INTRO = (
+    "every load and store of every CUDA thread, grouped into warp requests as a GPU groups them "
+    "and counted as Nsight Compute counts them, summed over the launches of the op's check at "
+    "that shape. Global: 32-byte sectors per request "
+    "(`l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum` / `smsp__inst_executed_op_global_ld.sum`) "
+    "against the ideal for the bytes asked; shared: wavefronts per request and bank conflicts "
+    "(`l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum` + `_st`); lanes: the active "
+    "lanes of an average request, out of 32 (divergence); theoretical occupancy from the launch "
+    "and nvcc's registers (the lowest of the op's kernels). Counted, not measured: no time here "
+    "is a GPU's.")
+
+
+def counted_cells(version):
+    """The cells every counted table shares, and the occupancy's GPU."""
+    totals, barriers, occupancy = counted_totals(version["kernels"])
+    zero = [0] * 6
+    gl, gs = totals.get(("global", "load"), zero), totals.get(("global", "store"), zero)
+    sl, ss = totals.get(("shared", "load"), zero), totals.get(("shared", "store"), zero)
+    per = lambda a, b: fmt_number(a / b) if b else "—"  # noqa: E731
+    requests = sum(t[0] for t in totals.values())
+    lanes = sum(t[3] for t in totals.values())
+    conflicts = sl[1] - sl[2] + ss[1] - ss[2]
+    gpu = "H200"
+    if occupancy:
+        gpu = occupancy.get("gpu", gpu)
+        regs = occupancy.get("registers")
+        occ = (f"{fmt_percent(100 * float(occupancy['fraction']))} "
+               f"({occupancy['limit']}{f', {regs} registers' if regs is not None else ''})")
+    else:
+        occ = "—"
+    cells = {"global load requests": str(gl[0]), "shared load requests": str(sl[0]),
+             "global load sectors/request": per(gl[1], gl[0]), "ideal": per(gl[2], gl[0]),
+             "global store sectors/request": per(gs[1], gs[0]), "store ideal": per(gs[2], gs[0]),
+             "shared load wavefronts/request": per(sl[1], sl[0]),
+             "shared bank conflicts": str(conflicts), "lanes/request": per(lanes, requests),
+             "barriers (per warp)": str(barriers), "occupancy": occ}
+    return cells, totals, gpu
+
+
+def gemm_fmas(op):
+    """Multiply-adds of one GEMM call at the op's shape 'M,N,K', or None."""
+    try:
+        m, n, k = (int(x) for x in op.get("shape", "").split(","))
+    except ValueError:
+        return None
+    return m * n * k
+
+
+def counted_gemm_table(op):
+    fmas = gemm_fmas(op)
+    columns = ["global load sectors/request", "ideal", "shared load wavefronts/request",
+               "shared bank conflicts", "barriers (per warp)"]
+    body, gpu = [], "H200"
+    for version in op["versions"]:
+        cells, totals, gpu = counted_cells(version)
+        calls = int(version.get("cases", 0))
+        floats = lambda space: totals.get((space, "load"), [0] * 6)[5] / 4  # noqa: E731
+        per_fma = lambda space: (fmt_number(floats(space) / (calls * fmas))  # noqa: E731
+                                 if fmas and calls else "—")
+        body.append([version["run_as"], *(cells[c] for c in columns), per_fma("global"),
+                     per_fma("shared"), cells["occupancy"]])
+    return (f"## The GEMM ladder counted on the simulator (no GPU time)\n\n"
+            f"`triptych profile --op gemm --shape {op.get('shape', '?')}` on each version: "
+            + COUNTED_INTRO + " Floats loaded per FMA: the bytes each thread's loads asked for (a value "
+            "every lane of a warp reads counts once per lane), over 4, per multiply-add of the "
+            "calls (M·N·K each): 2 for a kernel whose threads read both operands from global "
+            "memory at every step, less as tiles and registers reuse them.\n\n"
+            + table(["run as", *columns, "global floats/FMA", "shared floats/FMA",
+                     f"occupancy on {gpu}"], body))
+
+
+def counted_kernels_table(ops):
+    columns = ["global load sectors/request", "ideal", "global store sectors/request",
+               "store ideal", "shared load wavefronts/request", "shared bank conflicts",
+               "lanes/request", "barriers (per warp)"]
+    body, gpu = [], "H200"
+    for op in ops:
+        for version in op["versions"]:
+            if not version["kernels"]:
+                continue
+            cells, _, gpu = counted_cells(version)
+            body.append([op["op"], op.get("shape", "?"), version["run_as"],
+                         str(len(version["kernels"])), *(cells[c] for c in columns),
+                         cells["occupancy"]])
+    if not body:
+        return ""
+    return ("## Every GPU kernel counted on the simulator (no GPU time)\n\n"
+            "`triptych profile --op OP --backend V --shape SHAPE` for each op of the check on "
+            "each GPU version: " + COUNTED_INTRO + "\n\n"
+            + table(["op", "shape", "run as", "kernels", *columns, f"occupancy on {gpu}"], body))
+
+
 def counted_section(counts):
-    """The GPU ladder counted on the simulator (sim builds): per version, what Nsight Compute
-    would count for one `triptych check` of the op, from the addresses each warp touched. Counts,
-    not times: the simulator's timings say nothing about a GPU."""
+    """The GPU kernels counted on the simulator (sim builds): per op and version, what Nsight
+    Compute would count for one `triptych check` of the op, from the addresses each warp touched.
+    Counts, not times: the simulator's timings say nothing about a GPU."""
     if not counts:
         return ""
-    op = counts.get("op", "gemm")
-    text = (f"## The {op.upper()} ladder counted on the simulator (no GPU time)\n\n"
-            f"`triptych profile --op {op} --shape {counts.get('shape', '?')}` on each version: "
-            "every load and store of every CUDA thread, grouped into warp requests as a GPU "
-            "groups them, counted as Nsight Compute counts them, summed over the check's launches "
-            "(its four transpositions). Global: 32-byte sectors per request "
-            "(`l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum` / requests) against the ideal for "
-            "the bytes asked; shared: wavefronts per request and bank conflicts "
-            "(`l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum` + `_st`); theoretical "
-            "occupancy from the launch and nvcc's registers. Counted, not measured: no time "
-            "here is a GPU's.\n\n")
-    body, gpu = [], "H200"
-    for version in counts["versions"]:
-        totals, barriers, occupancy = counted_totals(version["kernels"])
-        gl = totals.get(("global", "load"), [0, 0, 0])
-        sl = totals.get(("shared", "load"), [0, 0, 0])
-        ss = totals.get(("shared", "store"), [0, 0, 0])
-        per = lambda a, b: fmt_number(a / b) if b else "—"  # noqa: E731
-        conflicts = sl[1] - sl[2] + ss[1] - ss[2]
-        if occupancy:
-            gpu = occupancy.get("gpu", gpu)
-            regs = occupancy.get("registers")
-            occ = (f"{fmt_percent(100 * float(occupancy['fraction']))} "
-                   f"({occupancy['limit']}{f', {regs} registers' if regs is not None else ''})")
-        else:
-            occ = "—"
-        body.append([version["run_as"], per(gl[1], gl[0]), per(gl[2], gl[0]), per(sl[1], sl[0]),
-                     str(conflicts), str(barriers), occ])
-    return text + table(["run as", "global load sectors/request", "ideal",
-                         "shared load wavefronts/request", "shared bank conflicts",
-                         "barriers (per warp)", f"occupancy on {gpu}"], body)
+    parts = [counted_gemm_table(op) for op in counts["ops"] if op["op"] == "gemm"]
+    parts.append(counted_kernels_table([op for op in counts["ops"] if op["op"] != "gemm"]))
+    return "\n".join(p for p in parts if p)
 
 
 def simulator_section(rows, machine):

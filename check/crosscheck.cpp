@@ -539,12 +539,24 @@ CaseResult check_dense_forward(const Backend& backend, const DenseShape& s, Dens
 namespace {
 
 // The four transpositions of one gemm shape, each with its own alpha and beta, so that the
-// beta == 0 path (C not read) and the beta != 0 path are both covered.
+// beta == 0 path (C not read) and the beta != 0 path are both covered; "M,N,K,NT" runs one of them
+// (N: the operand as stored, T: transposed; A's letter first).
 std::vector<CaseResult> run_gemm(const Backend& backend, const std::string& text,
                                  std::uint64_t seed) {
-    const std::vector<std::int64_t> sizes = parse_sizes("gemm", text);
+    std::string sizes_text = text, only;
+    if (const std::size_t comma = text.rfind(','); comma != std::string::npos) {
+        const std::string last = text.substr(comma + 1);
+        if (last == "NN" || last == "NT" || last == "TN" || last == "TT") {
+            only = last;
+            sizes_text = text.substr(0, comma);
+        }
+    }
+    const std::vector<std::int64_t> sizes = parse_sizes("gemm", sizes_text);
     if (sizes.size() != 3)
-        throw InvalidArgument("gemm: --shape takes M,N,K (3 sizes), got '" + text + "'");
+        throw InvalidArgument(
+            "gemm: --shape takes M,N,K (3 sizes) and optionally one of NN, NT, "
+            "TN, TT, got '" +
+            text + "'");
     struct Variant {
         bool trans_a, trans_b;
         float alpha, beta;
@@ -555,6 +567,8 @@ std::vector<CaseResult> run_gemm(const Backend& backend, const std::string& text
                                 {true, true, -0.75f, 1.25f}};
     std::vector<CaseResult> results;
     for (const Variant& v : variants) {
+        if (!only.empty() && only != std::string{v.trans_a ? 'T' : 'N', v.trans_b ? 'T' : 'N'})
+            continue;
         GemmShape s{sizes[0], sizes[1], sizes[2], v.trans_a, v.trans_b, v.alpha, v.beta};
         results.push_back(check_gemm(backend, s, seed));
     }
@@ -912,7 +926,7 @@ const std::vector<OpDescription>& ops() {
                                                 "67,45,91", "64,784,256", "257,129,511"};
         std::vector<OpDescription> checks{
             {"gemm",
-             "M,N,K",
+             "M,N,K[,NN|NT|TN|TT] (one transposition; all four if omitted)",
              {"1,1,1", "17,33,5", "67,45,91", "128,128,128", "257,129,511"},
              run_gemm,
              {Op::gemm},

@@ -1,10 +1,17 @@
 #!/usr/bin/env python3
-"""Keeps the measured tables the lessons quote equal to the benchmark runs they come from.
+"""Keeps the measured and counted tables the lessons quote equal to the runs they come from.
 
     tools/lesson_tables.py --check              exit 1 if a lesson's table differs from its source
     tools/lesson_tables.py --from run.json      record a new run (triptych report's
                                                 report/benchmarks.json, or triptych_bench JSON)
-                                                as every table's source, then rewrite the tables
+                                                as every measured table's source, then rewrite
+                                                the tables
+    tools/lesson_tables.py --count TRIPTYCH     rerun the simulator's counts of every counted
+                                                table with TRIPTYCH (a sim build's
+                                                build/tools/triptych), record them, rewrite
+    tools/lesson_tables.py --check --triptych TRIPTYCH
+                                                also recount: exit 1 if a recorded count is not
+                                                what the simulator counts now
 
 A lesson's README marks each generated table:
 
@@ -12,16 +19,24 @@ A lesson's README marks each generated table:
     ...
     <!-- end of generated table -->
 
-`source` is a benchmark JSON next to the README. The table between the markers is what
-bench/report.py writes for that section from the source (its machine, date and GPU stated above
-it); while no source has been recorded, it says so and how to record one. Nobody types the numbers.
-Standard library only (and bench/report.py).
+`source` is a JSON next to the README. For a measured table (gemm_ladder) it is a benchmark run,
+and the table between the markers is what bench/report.py writes for that section from it (its
+machine, date and GPU stated above it); while no run has been recorded, it says so and how to
+record one. For a counted table (`counted`) it lists `triptych profile` runs,
+{"runs": [{"args": ["--op", "gemm", "--backend", "gpu_naive@1", "--shape", "64,64,64"]}, ...]},
+each with the counts that run printed (`--json`) once recorded (and, optionally, "show": the short
+names of the kernels the table keeps, and "by_kernel": true for a row per kernel rather than one
+for the run); the counts follow from the
+addresses each warp touches, so a recount gives the same numbers on every machine, and the check
+with --triptych proves it. Nobody types the numbers. Standard library only (and bench/report.py).
 """
 import argparse
 import json
 import os
 import re
+import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -33,8 +48,121 @@ BLOCK = re.compile(r"(<!-- generated table: (\w+), source ([\w./-]+) -->\n)(.*?)
 SECTION_OPS = {"gemm_ladder": ("gemm",)}
 
 
+# The columns of a counted table, as bench/report.py's counted tables name them.
+COUNTED_COLUMNS = ["global load requests", "global load sectors/request", "ideal",
+                   "global store sectors/request", "store ideal", "shared load requests",
+                   "shared load wavefronts/request", "shared bank conflicts", "lanes/request",
+                   "barriers (per warp)"]
+
+
+def short_kernel(name):
+    """'void ns::(anonymous namespace)::gemm_kernel<64, 64>(long, float*)' -> 'gemm_kernel'."""
+    depth, base = 0, ""
+    for ch in name.replace("(anonymous namespace)", "anonymous"):
+        if ch in "<(":
+            if depth == 0 and base:
+                break
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif depth == 0:
+            base += ch
+    return base.split("::")[-1].split(" ")[-1]
+
+
+def value_of(args, flag):
+    return args[args.index(flag) + 1] if flag in args else "—"
+
+
+def counted_rows(source, source_path):
+    """One row per kernel of each recorded `triptych profile` run."""
+    body = []
+    for run in source["runs"]:
+        if "kernels" not in run:
+            raise report.ReportError(f"{source_path}: the run {' '.join(run['args'])} has no "
+                                     "counts yet (tools/lesson_tables.py --count TRIPTYCH)")
+        shown = run.get("show")  # the kernels the lesson is about, by short name; default all
+        kernels = [k for k in run["kernels"]
+                   if shown is None or short_kernel(k["kernel"]) in shown]
+        # One row per kernel where the run says "by_kernel", else one row for the run's kernels.
+        groups = [[k] for k in kernels] if run.get("by_kernel") else [kernels]
+        for group in groups:
+            cells, _, _ = report.counted_cells({"kernels": group})
+            names = dict.fromkeys(short_kernel(k["kernel"]) for k in group)
+            body.append([value_of(run["args"], "--op"), value_of(run["args"], "--shape"),
+                         value_of(run["args"], "--backend"),
+                         ", ".join(f"`{n}`" for n in names),
+                         *(cells[c] for c in COUNTED_COLUMNS)])
+    return body
+
+
+def render_counted(source_path):
+    """A counted table, from its recorded source."""
+    body = counted_rows(load_counted(source_path), source_path)
+    return (f"Counted by the simulator (`triptych profile --op OP --backend V --shape S`, summed "
+            f"over the launches of the op's check at that shape), recorded in "
+            f"[{os.path.basename(source_path)}]({os.path.basename(source_path)}) by "
+            "tools/lesson_tables.py --count; counts, not times.\n\n"
+            + report.table(["op", "shape", "run as", "kernel", *COUNTED_COLUMNS], body))
+
+
+def load_counted(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise report.ReportError(f"cannot read the counted table's source {path}: {e}")
+    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or not all(
+            isinstance(r, dict) and isinstance(r.get("args"), list) for r in doc["runs"]):
+        raise report.ReportError(f"{path} is not a counted table's source ({{\"runs\": [{{\"args\": "
+                                 "[...]}}, ...]}})")
+    return doc
+
+
+def profile(triptych, args):
+    """What `triptych profile ARGS --seed 1 --json` counts: {'cases', 'kernels'}."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "counts.json")
+        done = subprocess.run([triptych, "profile", *args, "--seed", "1", "--json", out],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise report.ReportError(f"triptych profile {' '.join(args)} failed:\n"
+                                     f"{done.stdout}{done.stderr}")
+        with open(out, encoding="utf-8") as f:
+            counted = json.load(f)
+    return {"cases": counted["cases"], "kernels": counted["kernels"]}
+
+
+def counted_sources(lessons):
+    for path in readmes(lessons):
+        _, _, found = regenerated(path, render_tables=False)
+        for section, source in found:
+            if section == "counted":
+                yield path, source
+
+
+def recount(triptych, lessons, write):
+    """Reruns every counted table's profiles; records them (`write`), or returns the sources whose
+    tables would change (a recount that only moves a source line is not stale)."""
+    stale = []
+    for readme, source in counted_sources(lessons):
+        doc = load_counted(source)
+        runs = [dict({k: v for k, v in run.items() if k in ("args", "show", "by_kernel")},
+                     **profile(triptych, run["args"])) for run in doc["runs"]]
+        if write:
+            with open(source + ".tmp", "w", encoding="utf-8") as f:
+                json.dump({"runs": runs}, f, indent=1)
+                f.write("\n")
+            os.replace(source + ".tmp", source)
+        elif counted_rows({"runs": runs}, source) != counted_rows(doc, source):
+            stale.append(os.path.relpath(source, ROOT))
+    return stale
+
+
 def render(section, source_path):
     """The Markdown between the markers: the table of `section` from the run at `source_path`."""
+    if section == "counted":
+        return render_counted(source_path)
     if section not in SECTION_OPS:
         raise report.ReportError(f"unknown generated table '{section}' (known: "
                                  f"{', '.join(SECTION_OPS)})")
@@ -62,7 +190,7 @@ def readmes(lessons):
             yield path
 
 
-def regenerated(path):
+def regenerated(path, render_tables=True):
     """(old text, new text, [(section, source path)]) of one README."""
     with open(path, encoding="utf-8") as f:
         old = f.read()
@@ -71,7 +199,7 @@ def regenerated(path):
     def replace(m):
         source = os.path.join(folder, m[3])
         found.append((m[2], source))
-        return m[1] + render(m[2], source) + m[5]
+        return m[1] + (render(m[2], source) if render_tables else m[4]) + m[5]
     return old, BLOCK.sub(replace, old), found
 
 
@@ -81,6 +209,8 @@ def record(run_path, lessons):
     for path in readmes(lessons):
         _, _, found = regenerated(path)
         for section, source in found:
+            if section == "counted":
+                continue
             wanted = SECTION_OPS[section]
             kept = [e for e in doc["benchmarks"]
                     if e.get("run_name", e.get("name", "")).split("/")[0] in wanted]
@@ -98,13 +228,26 @@ def main(argv):
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--check", action="store_true", help="fail if a table is out of date")
     group.add_argument("--from", dest="run", metavar="JSON", help="record this benchmark run")
+    group.add_argument("--count", metavar="TRIPTYCH",
+                       help="recount and record every counted table with this sim build's triptych")
+    parser.add_argument("--triptych", metavar="TRIPTYCH",
+                        help="with --check: also recount, and fail if a recorded count differs")
     parser.add_argument("--lessons", default=os.path.join(ROOT, "lessons"),
                         help="the folder of lesson folders (default: the project's lessons/)")
     args = parser.parse_args(argv)
     try:
         if args.run:
             record(args.run, args.lessons)
+        if args.count:
+            recount(args.count, args.lessons, write=True)
         stale = []
+        if args.check and args.triptych:
+            recounted = recount(args.triptych, args.lessons, write=False)
+            if recounted:
+                print("lesson_tables.py: the simulator no longer counts what " +
+                      ", ".join(recounted) + " records (tools/lesson_tables.py --count "
+                      "build/tools/triptych records the new counts)", file=sys.stderr)
+                return 1
         for path in readmes(args.lessons):
             old, new, _ = regenerated(path)
             if old == new:
@@ -118,7 +261,7 @@ def main(argv):
                 print(f"rewrote the generated tables of {os.path.relpath(path, ROOT)}")
         if stale:
             print("lesson_tables.py: generated tables out of date in " + ", ".join(stale) +
-                  " (tools/lesson_tables.py --from <run.json> rewrites them)", file=sys.stderr)
+                  " (tools/lesson_tables.py --from <run.json> or --count <triptych> rewrites them)", file=sys.stderr)
             return 1
     except report.ReportError as e:
         print(f"lesson_tables.py: {e}", file=sys.stderr)

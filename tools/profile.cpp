@@ -247,9 +247,11 @@ void print_lines(const KernelRow& row) {
     std::puts("  (units: 32-byte sectors for global memory, wavefronts for shared memory)");
 }
 
+// `cases`: how many cases of the op's check ran (for GEMM, one call each), so that a reader can
+// put the counts per FMA.
 void write_json(const std::string& path, const std::vector<KernelRow>& rows,
-                const sim::GpuLimits& gpu) {
-    std::string text = "{\"kernels\": [";
+                const sim::GpuLimits& gpu, std::size_t cases) {
+    std::string text = "{\"cases\": " + std::to_string(cases) + ", \"kernels\": [";
     for (std::size_t k = 0; k < rows.size(); ++k) {
         const LaunchProfile& p = rows[k].sum;
         const KernelOccupancy o = occupancy_of(p, gpu);
@@ -283,7 +285,8 @@ void write_json(const std::string& path, const std::vector<KernelRow>& rows,
                     ", \"units\": " + std::to_string(s.counts.units) +
                     ", \"ideal_units\": " + std::to_string(s.counts.ideal_units) +
                     ", \"lanes\": " + std::to_string(s.counts.lanes) +
-                    ", \"bytes\": " + std::to_string(s.counts.bytes) + "}";
+                    ", \"bytes\": " + std::to_string(s.counts.bytes) +
+                    ", \"lane_bytes\": " + std::to_string(s.counts.lane_bytes) + "}";
         }
         text += "]}";
     }
@@ -344,8 +347,12 @@ int profile_main(const Args& args) {
     sim::ensure_recorder(mode);  // in a plain program: runs its instrumented copy instead
     sim::take_profiles();
     bool passed = true;
+    std::size_t cases = 0;
     for (const check::CaseResult& r : op.run(b, shape, seed))
-        if (r.not_run.empty()) passed = passed && r.comparison.passed;
+        if (r.not_run.empty()) {
+            passed = passed && r.comparison.passed;
+            ++cases;
+        }
     const std::vector<KernelRow> rows = by_kernel(sim::take_profiles());
     std::printf("%s on %s, shape %s (seed %llu): %zu kernel%s, counted by the simulator%s\n",
                 op.name.c_str(), name.c_str(), shape.c_str(), (unsigned long long)seed, rows.size(),
@@ -354,7 +361,7 @@ int profile_main(const Args& args) {
         print_kernel(row, gpu);
         if (options.has("--lines")) print_lines(row);
     }
-    if (options.has("--json")) write_json(options.get("--json"), rows, gpu);
+    if (options.has("--json")) write_json(options.get("--json"), rows, gpu, cases);
     return passed ? 0 : 1;
 #endif
 }

@@ -6,6 +6,7 @@
 // or failed run never leaves a half-written file where a good one was.
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -15,7 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "check/crosscheck.hpp"
+#include "check/description.hpp"
 #include "common/errors.hpp"
+#include "common/json.hpp"
 #include "common/kernels.hpp"
 #include "tools/commands.hpp"
 #include "tools/options.hpp"
@@ -144,38 +148,51 @@ void print_bench_help() {
 }
 
 #if TRIPTYCH_GPU_SIM
-// The GPU ladder of GEMM counted by the simulator's access recorder: `triptych profile --json` on
-// every version of gpu_naive and gpu_tiled, gathered into `counts` for bench/report.py --counts.
-// Returns false (and says why) when they cannot be counted, e.g. in a build without the recorder.
-bool count_ladder(bool quick, const fs::path& counts) {
-    const std::string shape = quick ? "64,64,64" : "128,128,128";
+// Every GPU kernel counted by the simulator's access recorder: `triptych profile --json` on each op
+// of the check, on gpu_naive and gpu_tiled and each of their other versions (the GEMM and sum
+// ladders), at the middle one of the op's check shapes (GEMM: 64 or 128 cubed), gathered into
+// `counts` for bench/report.py --counts. Returns false (and says why) when they cannot be counted,
+// e.g. in a build without the recorder.
+bool count_gpu_kernels(bool quick, const fs::path& counts) {
     const std::string self = fs::read_symlink("/proc/self/exe").string();
-    std::string versions;
-    for (const std::string variant : {"gpu_naive", "gpu_tiled"}) {
-        for (const KernelVersion& v : kernel_versions(variant, ops::gemm.op)) {
-            const std::string run_as = variant + "@" + std::to_string(v.number);
-            TemporaryFile json(fs::temp_directory_path(), "triptych-counts", ".json");
-            std::string printed;
-            const int status =
-                run_program({self, "profile", "--op", "gemm", "--backend", run_as, "--shape", shape,
-                             "--seed", "1", "--json", json.path().string()},
-                            1, &printed);
-            if (status != 0) {
-                std::printf("no simulator counts in the report: triptych profile failed on %s\n",
-                            run_as.c_str());
-                return false;
+    std::string ops;
+    for (const check::OpDescription& op : check::ops()) {
+        // The middle of the check's shapes: the first ones are tiny (a single element).
+        const std::string shape = op.name == "gemm"
+                                      ? (quick ? "64,64,64" : "128,128,128")
+                                      : op.default_shapes[op.default_shapes.size() / 2];
+        std::string versions;
+        for (const std::string variant : {"gpu_naive", "gpu_tiled"}) {
+            // The other versions first, then the default (the top of the variant's ladder).
+            std::vector<std::string> names = check::versions_to_check(op, variant);
+            std::rotate(names.begin(), names.begin() + 1, names.end());
+            for (const std::string& run_as : names) {
+                TemporaryFile json(fs::temp_directory_path(), "triptych-counts", ".json");
+                std::string printed;
+                const int status =
+                    run_program({self, "profile", "--op", op.name, "--backend", run_as, "--shape",
+                                 shape, "--seed", "1", "--json", json.path().string()},
+                                1, &printed);
+                if (status != 0) {
+                    std::printf(
+                        "no simulator counts in the report: triptych profile failed on "
+                        "%s of %s:\n%s",
+                        run_as.c_str(), op.name.c_str(), printed.c_str());
+                    return false;
+                }
+                std::ifstream in(json.path());
+                const std::string kernels((std::istreambuf_iterator<char>(in)),
+                                          std::istreambuf_iterator<char>());
+                // {"cases": ..., "kernels": [...]} becomes {"run_as": "...", "cases": ...}.
+                versions += (versions.empty() ? "" : ", ") + std::string("{\"run_as\": ") +
+                            json_string(run_as) + ", " + kernels.substr(kernels.find('{') + 1);
             }
-            std::ifstream in(json.path());
-            const std::string kernels((std::istreambuf_iterator<char>(in)),
-                                      std::istreambuf_iterator<char>());
-            // {"kernels": [...]} becomes {"run_as": "...", "kernels": [...]}.
-            versions += (versions.empty() ? "" : ", ") + std::string("{\"run_as\": \"") + run_as +
-                        "\", " + kernels.substr(kernels.find('{') + 1);
         }
+        ops += (ops.empty() ? "" : ",\n") + std::string("{\"op\": ") + json_string(op.name) +
+               ", \"shape\": " + json_string(shape) + ", \"versions\": [" + versions + "]}";
     }
     std::ofstream out(counts);
-    out << "{\"op\": \"gemm\", \"shape\": \"" << shape << "\", \"versions\": [" << versions
-        << "]}\n";
+    out << "{\"ops\": [" << ops << "]}\n";
     return bool(out.flush());
 }
 #endif
@@ -192,8 +209,9 @@ void print_report_help() {
         "deterministic and fast modes, what fusing GEMM + bias + activation buys,\n"
         "host<->device transfer cost, conv2d per algorithm and its filter-size sweep, pooling,\n"
         "training steps of both models in images/s), PNG charts and the raw JSON. Without a GPU\n"
-        "every GPU column says \"no GPU\"; a sim build adds the GEMM ladder as the simulator\n"
-        "counts it (triptych profile). DIR is replaced only once the new report is complete.\n"
+        "every GPU column says \"no GPU\"; a sim build adds every GPU kernel as the simulator\n"
+        "counts it (triptych profile on each op and version). DIR is replaced only once the new "
+        "report is complete.\n"
         "\n"
         "  --from FILE.json     report this saved run (triptych bench --out) instead of running\n"
         "  --out DIR            the report directory (default: report)\n"
@@ -267,7 +285,7 @@ int report_main(const Args& args) {
 #if TRIPTYCH_GPU_SIM
     // Without a GPU the ladder's times are missing; what the simulator counts is not.
     TemporaryFile counts(fs::temp_directory_path(), "triptych-ladder-counts", ".json");
-    if (count_ladder(options.has("--quick"), counts.path())) {
+    if (count_gpu_kernels(options.has("--quick"), counts.path())) {
         write_report(json.path().string(), counts.path().string());
         return 0;
     }

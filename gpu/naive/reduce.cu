@@ -1,6 +1,6 @@
 // gpu_naive sum (and mean, which is sum / n): the total of n floats, returned to the host.
 //
-// version 1 (gpu/tiled/reduce.cu is version 2), by mode:
+// version 1 (gpu/tiled/reduce.cu has versions 2 to 4), by mode:
 //   fast: sum_atomic_kernel, one thread per element, each atomicAdd-ing its element to one total.
 //     The most direct port, and the slowest: n atomics on a single address, which the GPU
 //     serialises, in an order that changes from run to run (so do the last bits of the result).
@@ -15,8 +15,8 @@
 //     The grid depends on n only, so the same x gives the same bits on every run and every GPU.
 //     The losses (losses.cu) use this mode.
 // The result travels to the host through a small device buffer (the partials and the total),
-// allocated per call. Version 2 replaces the serial and atomic steps with tree reductions in
-// shared memory and warp shuffles.
+// allocated per call. gpu_tiled's versions replace the serial and atomic steps with tree reductions
+// in shared memory and warp shuffles.
 #include "gpu/runtime/cuda.hpp"
 
 #include <algorithm>

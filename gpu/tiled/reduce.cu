@@ -1,7 +1,19 @@
 // gpu_tiled sum (and mean, which is sum / n): the total of n floats, returned to the host.
 //
-// version 2 (version 1 is gpu/naive/reduce.cu, one atomicAdd per element):
-//   sum_kernel: each thread adds its share of x in a grid-stride float4 loop (elementwise.hpp), in
+// Three versions (version 1 is gpu/naive/reduce.cu, one atomicAdd per element). Each thread first
+// adds its share of x in registers; they differ in how a block then adds its 256 partial sums:
+//
+// version 2, interleaved_tree: the textbook first tree, in shared memory. At step s (1, 2, 4, ...)
+//   thread t adds partial[t + s] into partial[t] when t is a multiple of 2s. Half of the lanes of
+//   every warp drop out at the first step, three quarters at the second: every warp keeps issuing
+//   each step's instructions for fewer and fewer active lanes (divergence). `triptych profile --op
+//   sum --backend gpu_tiled@2` counts it: few active lanes per shared-memory request.
+// version 3, sequential_tree: the same tree with the work packed into the low threads. At step s
+//   (128, 64, ..., 1) thread t < s adds partial[t + s]: whole warps drop out together, so a warp is
+//   either fully active or not issued at all until the last five steps (fewer requests, 32 active
+//   lanes in most).
+// version 4, block_tree: each thread adds its share of x in a grid-stride float4 loop
+// (elementwise.hpp), in
 //   registers; the block adds its 256 partial sums with warp shuffles, then one value per warp
 //   through shared memory (block_sum in block_reduce.hpp). Then, by mode:
 //     fast:          thread 0 of each block atomicAdds the block's total to the result: one atomic
@@ -25,9 +37,8 @@
 namespace triptych::gpu_tiled {
 namespace {
 
-// out[blockIdx.x] = this block's share of the sum, or, when `accumulate`, out[0] += it (atomic).
-__global__ void sum_kernel(std::int64_t n, std::int64_t head, const float* x, float* out,
-                           bool accumulate) {
+// This thread's share of x: elements t, t + T, ... of the grid-stride loop, added in registers.
+__device__ inline float thread_partial(std::int64_t n, std::int64_t head, const float* x) {
     float partial = 0.0f;
     for_each_float4(
         n, head, [&](std::int64_t i) { partial += x[i]; },
@@ -35,17 +46,59 @@ __global__ void sum_kernel(std::int64_t n, std::int64_t head, const float* x, fl
             const float4 v = load_float4(x + i);
             partial += (v.x + v.y) + (v.z + v.w);
         });
-    const float block_total = block_sum(partial);
-    if (threadIdx.x != 0) return;
+    return partial;
+}
+
+// Called by thread 0 of the block: out[blockIdx.x] = the block's total, or, when `accumulate`,
+// out[0] += it.
+__device__ inline void write_block_total(float block_total, float* out, bool accumulate) {
     if (accumulate)
         atomicAdd(out, block_total);
     else
         out[blockIdx.x] = block_total;
 }
 
-}  // namespace
+// Version 2. blockDim.x = elementwise_threads, a power of two.
+__global__ void sum_interleaved_kernel(std::int64_t n, std::int64_t head, const float* x,
+                                       float* out, bool accumulate) {
+    __shared__ float partials[elementwise_threads];
+    const unsigned t = threadIdx.x;
+    partials[t] = thread_partial(n, head, x);
+    __syncthreads();
+    for (unsigned s = 1; s < blockDim.x; s *= 2) {
+        if (t % (2 * s) == 0) partials[t] += partials[t + s];  // divergent: t = 0, 2s, 4s, ...
+        __syncthreads();
+    }
+    if (t == 0) write_block_total(partials[0], out, accumulate);
+}
 
-float sum(std::int64_t n, const float* x, Reduction mode) {
+// Version 3. blockDim.x = elementwise_threads, a power of two.
+__global__ void sum_sequential_kernel(std::int64_t n, std::int64_t head, const float* x, float* out,
+                                      bool accumulate) {
+    __shared__ float partials[elementwise_threads];
+    const unsigned t = threadIdx.x;
+    partials[t] = thread_partial(n, head, x);
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
+        if (t < s) partials[t] += partials[t + s];  // convergent: threads 0 .. s-1
+        __syncthreads();
+    }
+    if (t == 0) write_block_total(partials[0], out, accumulate);
+}
+
+// Version 4.
+__global__ void sum_kernel(std::int64_t n, std::int64_t head, const float* x, float* out,
+                           bool accumulate) {
+    const float block_total = block_sum(thread_partial(n, head, x));
+    if (threadIdx.x == 0) write_block_total(block_total, out, accumulate);
+}
+
+using SumKernel = void(std::int64_t n, std::int64_t head, const float* x, float* out,
+                       bool accumulate);
+
+// The host side every version shares: one launch per block of elements and, in deterministic
+// mode, a second one-block launch over the block totals.
+float sum_with(SumKernel* kernel, std::int64_t n, const float* x, Reduction mode) {
     const dim3 grid = elementwise_grid(n);
     const dim3 block(elementwise_threads);
     // scratch[0, blocks): the per-block partial sums; scratch[elementwise_max_blocks]: the total.
@@ -55,21 +108,42 @@ float sum(std::int64_t n, const float* x, Reduction mode) {
     if (mode == Reduction::fast) {
         const float zero = 0.0f;
         gpu::copy_to_device(total, &zero, 1);
-        gpu::launch(sum_kernel, grid, block, 0, n, scalar_head(n, {x}), x, total, true);
+        gpu::launch(kernel, grid, block, 0, n, scalar_head(n, {x}), x, total, true);
     } else {
         const std::int64_t blocks = grid.x;
-        gpu::launch(sum_kernel, grid, block, 0, n, scalar_head(n, {x}), x, partials, false);
-        gpu::launch(sum_kernel, dim3(1), block, 0, blocks, scalar_head(blocks, {partials}),
-                    partials, total, false);
+        gpu::launch(kernel, grid, block, 0, n, scalar_head(n, {x}), x, partials, false);
+        gpu::launch(kernel, dim3(1), block, 0, blocks, scalar_head(blocks, {partials}), partials,
+                    total, false);
     }
     float result = 0.0f;
     gpu::copy_to_host(&result, total, 1);
     return result;
 }
 
-[[maybe_unused]] const bool registered = register_kernel(
+float sum_interleaved(std::int64_t n, const float* x, Reduction mode) {
+    return sum_with(sum_interleaved_kernel, n, x, mode);
+}
+float sum_sequential(std::int64_t n, const float* x, Reduction mode) {
+    return sum_with(sum_sequential_kernel, n, x, mode);
+}
+
+}  // namespace
+
+float sum(std::int64_t n, const float* x, Reduction mode) {
+    return sum_with(sum_kernel, n, x, mode);
+}
+
+[[maybe_unused]] const bool registered = register_kernels(
     "gpu_tiled", ops::sum,
-    {2, "block_tree",
-     "float4 loads, a shared-memory and shuffle tree per block, then the block sums", sum});
+    {{2, "interleaved_tree",
+      "a shared-memory tree over the block's partial sums, thread t adding at step s when t is a "
+      "multiple of 2s: divergent warps",
+      sum_interleaved},
+     {3, "sequential_tree",
+      "the same tree with threads 0 .. s-1 adding at step s: whole warps drop out together",
+      sum_sequential},
+     {4, "block_tree",
+      "float4 loads, a shared-memory and shuffle tree per block, then the block sums", sum}},
+    /*default_version=*/4);
 
 }  // namespace triptych::gpu_tiled

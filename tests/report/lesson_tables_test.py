@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """tools/lesson_tables.py on a lesson folder of its own: a table is written from a recorded run,
-is checked against it, and a planted change (one digit of the table) fails the check.
+is checked against it, and a planted change (one digit of the table) fails the check; a counted
+table is recorded from `triptych profile` (here a stand-in script), and a recount that no longer
+gives the recorded counts fails the check too.
 
     lesson_tables_test.py --tool tools/lesson_tables.py
 """
@@ -101,6 +103,74 @@ class LessonTables(unittest.TestCase):
         result = self.tool("--check")
         self.assertEqual(result.returncode, 1)
         self.assertIn("out of date", result.stderr)
+
+
+COUNTED_README = """# Lesson 98
+
+<!-- generated table: counted, source counts.json -->
+<!-- end of generated table -->
+"""
+
+# A stand-in for `triptych profile ... --json FILE`: one kernel whose global loads take
+# $FAKE_SECTORS sectors over 2 requests (ideal 8).
+FAKE_TRIPTYCH = """#!/usr/bin/env python3
+import json, os, sys
+args = sys.argv[1:]
+assert args[0] == "profile", args
+site = {"line": "gpu/naive/x.cu:1", "space": "global", "access": "load", "requests": 2,
+        "units": int(os.environ.get("FAKE_SECTORS", "64")), "ideal_units": 8, "lanes": 64,
+        "bytes": 256}
+kernel = {"kernel": "void triptych::gpu_naive::(anonymous namespace)::scale_kernel<4>(long)",
+          "launch_site": "gpu/naive/x.cu:9", "launches": 1, "warps": 2, "barriers": 0,
+          "warp_operations": 0, "block": [64, 1, 1], "sites": [site]}
+with open(args[args.index("--json") + 1], "w") as f:
+    json.dump({"cases": 1, "kernels": [kernel]}, f)
+"""
+
+
+class CountedTables(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.lessons = os.path.join(self.dir, "lessons")
+        folder = os.path.join(self.lessons, "98_test")
+        os.makedirs(folder)
+        self.readme = os.path.join(folder, "README.md")
+        with open(self.readme, "w", encoding="utf-8") as f:
+            f.write(COUNTED_README)
+        with open(os.path.join(folder, "counts.json"), "w", encoding="utf-8") as f:
+            json.dump({"runs": [{"args": ["--op", "scale", "--backend", "gpu_naive",
+                                          "--shape", "64"]}]}, f)
+        self.triptych = os.path.join(self.dir, "triptych")
+        with open(self.triptych, "w", encoding="utf-8") as f:
+            f.write(FAKE_TRIPTYCH)
+        os.chmod(self.triptych, 0o755)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def tool(self, *args, sectors="64"):
+        return subprocess.run([sys.executable, TOOL, "--lessons", self.lessons, *args],
+                              capture_output=True, text=True,
+                              env=dict(os.environ, FAKE_SECTORS=sectors))
+
+    def test_counts_become_the_table_and_a_recount_that_differs_fails_the_check(self):
+        # Nothing recorded yet: the table cannot be written.
+        self.assertEqual(self.tool("--check").returncode, 1)
+        result = self.tool("--count", self.triptych)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(self.readme, encoding="utf-8") as f:
+            text = f.read()
+        # 64 sectors over 2 requests, 8 ideal: 32 per request against 4.
+        self.assertIn("| scale | 64 | gpu_naive | `scale_kernel` | 2 | 32.0 | 4.00 |", text)
+        self.assertEqual(self.tool("--check", "--triptych", self.triptych).returncode, 0)
+        # The simulator now counts 16 sectors: the recorded table is stale.
+        result = self.tool("--check", "--triptych", self.triptych, sectors="16")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("no longer counts what", result.stderr)
+        # A planted digit in the table fails without a recount.
+        with open(self.readme, "w", encoding="utf-8") as f:
+            f.write(text.replace("| 2 | 32.0 | 4.00 |", "| 2 | 33.0 | 4.00 |"))
+        self.assertEqual(self.tool("--check").returncode, 1)
 
 
 if __name__ == "__main__":

@@ -84,6 +84,23 @@ class QuickReport(unittest.TestCase):
             self.assertEqual(data[:8], b"\x89PNG\r\n\x1a\n", png)
             self.assertGreater(len(data), 10_000, png)  # axes, lines and labels, not a blank
 
+    def test_a_sim_build_counts_every_gpu_kernel(self):
+        instrumented = os.path.join(os.path.dirname(TRIPTYCH), "instrumented",
+                                    os.path.basename(TRIPTYCH))
+        if FLAVOR != "sim" or not os.path.exists(instrumented):
+            self.assertNotIn("counted on the simulator", self.md)
+            return
+        ladder = self.tables["The GEMM ladder counted on the simulator (no GPU time)"]
+        # The naive kernel reads a row of A and a column of B for each output: 2 floats per FMA
+        # (and C once per output where beta != 0); the last version reuses them from tiles.
+        self.assertAlmostEqual(float(cell(ladder, "gpu_naive@1", "global floats/FMA")), 2, delta=0.1)
+        self.assertLess(float(cell(ladder, "gpu_tiled", "global floats/FMA")), 0.25)
+        kernels = self.tables["Every GPU kernel counted on the simulator (no GPU time)"]
+        lanes = {v: float(cell_where(kernels, "lanes/request", op="sum", **{"run as": v}))
+                 for v in ("gpu_tiled@2", "gpu_tiled@3")}
+        self.assertLess(lanes["gpu_tiled@2"], lanes["gpu_tiled@3"])  # the divergent tree
+        self.assertIn("max_pool2d", column(kernels, "op"))
+
     def test_cpu_figures_are_measured_numbers(self):
         gflops = self.tables["GEMM throughput (GFLOP/s)"]
         # --quick: the CPU runs N = 64, 128, 256 (a GPU goes on to 512)

@@ -649,7 +649,8 @@ class Training(OneReport):
 
 def counted_site(space, access, requests, units, ideal):
     return {"line": "gpu/tiled/x.cu:1", "space": space, "access": access, "requests": requests,
-            "units": units, "ideal_units": ideal, "lanes": 32 * requests, "bytes": 128 * requests}
+            "units": units, "ideal_units": ideal, "lanes": 32 * requests, "bytes": 128 * requests,
+            "lane_bytes": 128 * requests}
 
 
 def ladder_counts():
@@ -667,9 +668,17 @@ def ladder_counts():
              "sites": [counted_site("global", "load", 4, 16, 16),
                        counted_site("shared", "load", 10, 20, 10),
                        counted_site("shared", "store", 4, 4, 4)]}
-    return {"op": "gemm", "shape": "64,64,64",
-            "versions": [{"run_as": "gpu_naive@1", "kernels": [naive]},
-                         {"run_as": "gpu_tiled@8", "kernels": [tiled]}]}
+    # A divergent tree: 10 shared loads of 8 active lanes, 2 of 32 (global).
+    divergent = dict(tiled, kernel="sum", barriers=16,
+                     sites=[counted_site("global", "load", 2, 8, 8),
+                            dict(counted_site("shared", "load", 10, 10, 10), lanes=80)])
+    # GEMM at 2 x 2 x 2 in 4 calls: 32 multiply-adds.
+    return {"ops": [{"op": "gemm", "shape": "2,2,2",
+                     "versions": [{"run_as": "gpu_naive@1", "cases": 4, "kernels": [naive]},
+                                  {"run_as": "gpu_tiled@8", "cases": 4, "kernels": [tiled]}]},
+                    {"op": "sum", "shape": "4096",
+                     "versions": [{"run_as": "gpu_tiled@2", "cases": 5, "kernels": [divergent]},
+                                  {"run_as": "gpu_tiled", "cases": 5, "kernels": []}]}]}
 
 
 class CountedLadder(ReportTest):
@@ -692,7 +701,22 @@ class CountedLadder(ReportTest):
         self.assertEqual(cell(table, "gpu_tiled@8", "barriers (per warp)"), "6")
         self.assertEqual(cell(table, "gpu_tiled@8", "occupancy on H200 (sm_90)"),
                          "25% (registers, 91 registers)")
+        # 10 global requests of 128 bytes = 320 floats over 32 multiply-adds; the tiled one
+        # loads 128 floats from global memory and 320 from shared memory.
+        self.assertEqual(cell(table, "gpu_naive@1", "global floats/FMA"), "10.0")
+        self.assertEqual(cell(table, "gpu_naive@1", "shared floats/FMA"), "0")
+        self.assertEqual(cell(table, "gpu_tiled@8", "global floats/FMA"), "4.00")
+        self.assertEqual(cell(table, "gpu_tiled@8", "shared floats/FMA"), "10.0")
         self.assertIn("Counted, not measured", md)
+        # The other ops, one row per version that launched a kernel: (2 x 32 + 80) lanes over 12
+        # requests.
+        others = tables(md)["Every GPU kernel counted on the simulator (no GPU time)"]
+        divergent = {"op": "sum", "run as": "gpu_tiled@2"}
+        self.assertEqual(cell_where(others, "lanes/request", **divergent), "12.0")
+        self.assertEqual(cell_where(others, "shared load wavefronts/request", **divergent),
+                         "1.00")
+        self.assertEqual(cell_where(others, "barriers (per warp)", **divergent), "16")
+        self.assertEqual([row["run as"] for row in others], ["gpu_tiled@2"])
 
     def test_counts_that_are_not_the_simulator_s_are_refused(self):
         json_path = self.write_json(simulator_run())

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <string>
 
+#include "common/registry.hpp"
 #include "gpu/runtime/sim/occupancy.hpp"
 #include "gpu/runtime/sim/recorder.hpp"
 #include "tests/sim/recorder_kernels.hpp"
@@ -89,7 +90,10 @@ TEST_CASE("the recorder counts a coalesced, a strided and a gather load in 32-by
 
 TEST_CASE("the recorder counts 8- and 16-byte global loads and a divergent one", "[recorder]") {
     require_counts(total(profile_of(Pattern::global_float2), Space::global, false), 1, 8, 8, 32);
-    require_counts(total(profile_of(Pattern::global_float4), Space::global, false), 1, 16, 16, 32);
+    const AccessCounts float4 = total(profile_of(Pattern::global_float4), Space::global, false);
+    require_counts(float4, 1, 16, 16, 32);
+    CHECK(float4.bytes == 32 * 16);
+    CHECK(float4.lane_bytes == 32 * 16);
     // Even lanes only: 16 lanes, whose 64 bytes are spread over all 4 sectors (ideal 2).
     require_counts(total(profile_of(Pattern::global_divergent), Space::global, false), 1, 4, 2, 16);
 }
@@ -104,8 +108,12 @@ TEST_CASE("the recorder counts shared-memory wavefronts: no conflict, 2-way, 32-
     require_counts(total(profile_of(Pattern::shared_two_way), Space::shared, false), 1, 2, 1, 32);
     // s[32 * lane]: every lane in bank 0.
     require_counts(total(profile_of(Pattern::shared_32_way), Space::shared, false), 1, 32, 1, 32);
-    // One word for all: no conflict.
-    require_counts(total(profile_of(Pattern::shared_broadcast), Space::shared, false), 1, 1, 1, 32);
+    // One word for all: no conflict; 4 distinct bytes, asked for by 32 lanes.
+    const AccessCounts broadcast =
+        total(profile_of(Pattern::shared_broadcast), Space::shared, false);
+    require_counts(broadcast, 1, 1, 1, 32);
+    CHECK(broadcast.bytes == 4);
+    CHECK(broadcast.lane_bytes == 32 * 4);
 }
 
 TEST_CASE("8- and 16-byte shared loads are served a half- and a quarter-warp at a time",
@@ -261,6 +269,37 @@ TEST_CASE("nvcc's resource usage report is read per kernel and architecture", "[
     CHECK(lines[1].arch == "sm_80");
     CHECK(lines[1].resources.registers == 38);
     CHECK(lines[1].resources.static_shared == 0);
+}
+
+TEST_CASE("the divergent and the convergent tree of gpu_tiled's sum differ in requests, not lanes",
+          "[recorder]") {
+    // n = 1024 is one block of 256 threads (8 warps) in the fast mode, which launches once. The
+    // tree has 8 steps; each active thread loads partial[t] and partial[t + s] and stores
+    // partial[t]. Both trees do the same 255 additions (511 lanes of loads counting thread 0's
+    // final read of partial[0], and 256 + 255 lanes of stores); what differs is how many warp
+    // requests carry them.
+    std::vector<float> ones(1024, 1.0f);
+    auto shared_counts = [&](const std::string& version) {
+        Backend& gpu = backend(version);
+        const Tensor x = gpu.upload({1024}, ones);
+        ScopedRecordMode recording({true, false});
+        CHECK(gpu.sum(x, Reduction::fast) == 1024.0f);
+        auto profiles = sim::take_profiles();
+        REQUIRE(profiles.size() == 1);
+        return std::pair{total(profiles[0], Space::shared, false),
+                         total(profiles[0], Space::shared, true)};
+    };
+    // Interleaved: thread t adds when t is a multiple of 2s. For s = 1..16 every warp has
+    // 32 / 2s active lanes (5 steps x 8 warps), for s = 32, 64, 128: 4, 2 and 1 warps of one lane.
+    // Loads: 2 x 47 + 1; stores: 8 (the fill) + 47.
+    const auto [interleaved_loads, interleaved_stores] = shared_counts("gpu_tiled@2");
+    require_counts(interleaved_loads, 95, 95, 95, 511);
+    require_counts(interleaved_stores, 55, 55, 55, 511);
+    // Sequential: threads 0..s-1 add, so whole warps drop out: 4, 2, 1 full warps for s = 128,
+    // 64, 32, then one warp of 16, 8, 4, 2, 1 lanes. Loads: 2 x 12 + 1; stores: 8 + 12.
+    const auto [sequential_loads, sequential_stores] = shared_counts("gpu_tiled@3");
+    require_counts(sequential_loads, 25, 25, 25, 511);
+    require_counts(sequential_stores, 20, 20, 20, 511);
 }
 
 }  // namespace triptych::sim_tests

@@ -185,8 +185,10 @@ const Allocation* allocation_at(const recorder::Launch& launch, std::uintptr_t a
 void add_request(Worker& w, const Access& first, const std::vector<LaneAccess>& lanes) {
     const RequestCost cost =
         (first.flags & shared) ? shared_request_cost(lanes) : global_request_cost(lanes);
+    std::uint64_t lane_bytes = 0;
+    for (const LaneAccess& lane : lanes) lane_bytes += lane.size;
     w.counts[counts_key(first.site, first.flags)] +=
-        AccessCounts{1, cost.units, cost.ideal_units, lanes.size(), cost.bytes};
+        AccessCounts{1, cost.units, cost.ideal_units, lanes.size(), cost.bytes, lane_bytes};
 }
 
 // The general grouping, for a warp whose lanes did not run the same accesses: the k-th execution

@@ -69,7 +69,8 @@ struct AccessCounts {
     std::uint64_t units = 0;
     std::uint64_t ideal_units = 0;
     std::uint64_t lanes = 0;
-    std::uint64_t bytes = 0;  // requested by the lanes
+    std::uint64_t bytes = 0;       // requested by the lanes, each distinct byte once
+    std::uint64_t lane_bytes = 0;  // requested by each lane, summed (a broadcast counts 32 times)
     AccessCounts& operator+=(const AccessCounts& other);
 };
 

@@ -96,6 +96,7 @@ AccessCounts& AccessCounts::operator+=(const AccessCounts& other) {
     ideal_units += other.ideal_units;
     lanes += other.lanes;
     bytes += other.bytes;
+    lane_bytes += other.lane_bytes;
     return *this;
 }
 
