@@ -1253,16 +1253,20 @@ def counted_gemm_table(op):
         floats = lambda space: totals.get((space, "load"), [0] * 6)[5] / 4  # noqa: E731
         per_fma = lambda space: (fmt_number(floats(space) / (calls * fmas))  # noqa: E731
                                  if fmas and calls else "—")
+        dram = sum(int(k.get("dram_read_sectors", 0)) + int(k.get("dram_write_sectors", 0))
+                   for k in version["kernels"])
         body.append([version["run_as"], *(cells[c] for c in columns), per_fma("global"),
-                     per_fma("shared"), cells["occupancy"]])
+                     per_fma("shared"), str(dram), cells["occupancy"]])
     return (f"## The GEMM ladder counted on the simulator (no GPU time)\n\n"
             f"`triptych profile --op gemm --shape {op.get('shape', '?')}` on each version: "
             + COUNTED_INTRO + " Floats loaded per FMA: the bytes each thread's loads asked for (a value "
             "every lane of a warp reads counts once per lane), over 4, per multiply-add of the "
             "calls (M·N·K each): 2 for a kernel whose threads read both operands from global "
-            "memory at every step, less as tiles and registers reuse them.\n\n"
+            "memory at every step, less as tiles and registers reuse them. DRAM sectors, "
+            "modelled: the distinct 32-byte sectors each launch loads and stores, as from an L2 "
+            "that starts empty at the launch and holds all of them.\n\n"
             + table(["run as", *columns, "global floats/FMA", "shared floats/FMA",
-                     f"occupancy on {gpu}"], body))
+                     "DRAM sectors (modelled)", f"occupancy on {gpu}"], body))
 
 
 def counted_kernels_table(ops):

@@ -39,14 +39,17 @@ void print_help() {
         "access of every CUDA thread, and prints per kernel what Nsight Compute would count for\n"
         "the same launch: requests, 32-byte sectors and their ideal (coalescing), shared-memory\n"
         "wavefronts and bank conflicts, lanes per request, barriers, warp operations, atomics.\n"
-        "The counts follow from the addresses each warp touches; no time is measured.\n"
+        "The counts follow from the addresses each warp touches; no time is measured. Also\n"
+        "modelled, and labelled so: the DRAM sectors of an L2 that starts empty at each launch.\n"
         "\n"
         "  --op NAME       the op (triptych check --help lists them)\n"
         "  --backend V     gpu_naive or gpu_tiled (default), or one version, e.g. gpu_tiled@3\n"
         "  --version N     the same as --backend <variant>@N\n"
         "  --shape SIZES   the op's shape (default: the first of its check's shapes)\n"
         "  --lines         also print the counts of each source line that accesses memory\n"
-        "  --gpu NAME      the GPU whose theoretical occupancy is computed: h200 (default), a100;\n"
+        "  --gpu NAME      the GPU whose occupancy and modelled time are computed: h200 "
+        "(default),\n"
+        "                  a100;\n"
         "                  registers per thread come from nvcc's report of the nvcc compile check\n"
         "  --json FILE     also write every launch's counts as JSON\n"
         "  --seed S        the inputs' seed\n"
@@ -90,6 +93,8 @@ std::vector<KernelRow> by_kernel(const std::vector<LaunchProfile>& launches) {
         it->sum.warps += p.warps;
         it->sum.barriers += p.barriers;
         it->sum.warp_operations += p.warp_operations;
+        it->sum.dram_read_sectors += p.dram_read_sectors;  // each launch with an empty L2
+        it->sum.dram_write_sectors += p.dram_write_sectors;
         for (const sim::SiteCounts& s : p.sites) {
             auto same = std::find_if(it->sum.sites.begin(), it->sum.sites.end(), [&](auto& t) {
                 return t.site == s.site && t.space == s.space && t.store == s.store &&
@@ -139,6 +144,14 @@ std::string per(std::uint64_t a, std::uint64_t b) {
 
 void metric(const std::string& name, std::uint64_t value, const std::string& words) {
     std::printf("  %-58s %12llu  %s\n", name.c_str(), (unsigned long long)value, words.c_str());
+}
+
+// Modelled, not counted (recorder.hpp): the DRAM sectors of an L2 that starts empty at each launch.
+void print_modelled(const LaunchProfile& p) {
+    metric("dram__sectors_read.sum (modelled)", p.dram_read_sectors,
+           "distinct global sectors loaded: DRAM reads if the L2 starts empty and holds them");
+    metric("dram__sectors_write.sum (modelled)", p.dram_write_sectors,
+           "distinct global sectors stored");
 }
 
 // The launch's theoretical occupancy on `gpu`, with what nvcc reported for the kernel (if any).
@@ -219,6 +232,7 @@ void print_kernel(const KernelRow& row, const sim::GpuLimits& gpu) {
     metric("barriers", p.barriers, "__syncthreads() executed, counted per warp");
     metric("warp operations", p.warp_operations, "shuffles, votes and __syncwarp(), per warp");
     metric("warps", p.warps, "warps launched");
+    print_modelled(p);
     print_occupancy(p, gpu);
 }
 
@@ -264,7 +278,9 @@ void write_json(const std::string& path, const std::vector<KernelRow>& rows,
             ", \"launches\": " + std::to_string(rows[k].launches) +
             ", \"warps\": " + std::to_string(p.warps) +
             ", \"barriers\": " + std::to_string(p.barriers) +
-            ", \"warp_operations\": " + std::to_string(p.warp_operations) + ", \"block\": [" +
+            ", \"warp_operations\": " + std::to_string(p.warp_operations) +
+            ", \"dram_read_sectors\": " + std::to_string(p.dram_read_sectors) +
+            ", \"dram_write_sectors\": " + std::to_string(p.dram_write_sectors) + ", \"block\": [" +
             std::to_string(p.block[0]) + ", " + std::to_string(p.block[1]) + ", " +
             std::to_string(p.block[2]) + "], \"occupancy\": {\"gpu\": " + json_string(gpu.name) +
             ", \"blocks\": " + std::to_string(o.occupancy.blocks) +

@@ -659,6 +659,7 @@ def ladder_counts():
     occupancy = {"gpu": "H200 (sm_90)", "blocks": 2, "warps": 16, "fraction": 0.25,
                  "limit": "registers", "registers": 91}
     naive = {"kernel": "naive", "launch_site": "gpu/naive/gemm.cu:82", "launches": 1, "warps": 8,
+             "dram_read_sectors": 24, "dram_write_sectors": 8,
              "barriers": 0, "warp_operations": 0, "block": [32, 8, 1],
              "occupancy": dict(occupancy, fraction=1.0, limit="threads", registers=None),
              "sites": [counted_site("global", "load", 10, 320, 40),
@@ -707,6 +708,7 @@ class CountedLadder(ReportTest):
         self.assertEqual(cell(table, "gpu_naive@1", "shared floats/FMA"), "0")
         self.assertEqual(cell(table, "gpu_tiled@8", "global floats/FMA"), "4.00")
         self.assertEqual(cell(table, "gpu_tiled@8", "shared floats/FMA"), "10.0")
+        self.assertEqual(cell(table, "gpu_naive@1", "DRAM sectors (modelled)"), "32")
         self.assertIn("Counted, not measured", md)
         # The other ops, one row per version that launched a kernel: (2 x 32 + 80) lanes over 12
         # requests.

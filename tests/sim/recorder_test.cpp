@@ -302,4 +302,23 @@ TEST_CASE("the divergent and the convergent tree of gpu_tiled's sum differ in re
     require_counts(sequential_stores, 20, 20, 20, 511);
 }
 
+TEST_CASE("the DRAM model counts each sector a launch touches once, however many requests ask",
+          "[recorder]") {
+    // gpu_naive's GEMM at 64 x 64 x 64 (NN, beta = 0): 64 x 64 threads, each reading a row of A
+    // and a column of B, 2 x 64 x 64 x 64 float loads in 16384 requests. A and B are 64 x 64
+    // floats each, 512 sectors of 32 bytes: 1024 sectors from DRAM; C is written once, 512.
+    // (Device buffers start 256-byte aligned, so no sector is shared between matrices.)
+    Backend& gpu = backend("gpu_naive");
+    std::vector<float> values(64 * 64, 0.5f);
+    const Tensor A = gpu.upload({64, 64}, values), B = gpu.upload({64, 64}, values);
+    Tensor C = gpu.upload({64, 64}, values);
+    ScopedRecordMode recording({true, false});
+    gpu.gemm(GemmShape{64, 64, 64, false, false, 1.0f, 0.0f}, A, B, C);
+    auto profiles = sim::take_profiles();
+    REQUIRE(profiles.size() == 1);
+    CHECK(total(profiles[0], Space::global, false).requests == 2 * 64 * 64 * 64 / 32);
+    CHECK(profiles[0].dram_read_sectors == 1024);
+    CHECK(profiles[0].dram_write_sectors == 512);
+}
+
 }  // namespace triptych::sim_tests

@@ -29,6 +29,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/errors.hpp"
@@ -148,6 +149,8 @@ struct Worker {
     std::uint64_t warps = 0, barriers = 0, warp_operations = 0;
     std::vector<Finding> findings;
     std::vector<GlobalWrite> global_writes;
+    // The DRAM model (profile mode): every global sector loaded and stored.
+    std::unordered_set<std::uintptr_t> loaded_sectors, stored_sectors;
 };
 thread_local Worker worker;
 
@@ -165,6 +168,7 @@ struct recorder::Launch {
     std::unordered_map<std::uint64_t, AccessCounts> counts;
     std::vector<Finding> findings;
     std::vector<GlobalWrite> global_writes;
+    std::unordered_set<std::uintptr_t> loaded_sectors, stored_sectors;
 };
 
 namespace {
@@ -189,6 +193,16 @@ void add_request(Worker& w, const Access& first, const std::vector<LaneAccess>& 
     for (const LaneAccess& lane : lanes) lane_bytes += lane.size;
     w.counts[counts_key(first.site, first.flags)] +=
         AccessCounts{1, cost.units, cost.ideal_units, lanes.size(), cost.bytes, lane_bytes};
+    if (!(first.flags & shared)) {
+        const bool loads = !(first.flags & store) || (first.flags & atomic);
+        const bool stores = (first.flags & store) != 0;
+        for (const LaneAccess& lane : lanes)
+            for (std::uintptr_t s = lane.address / 32; s <= (lane.address + lane.size - 1) / 32;
+                 ++s) {
+                if (loads) w.loaded_sectors.insert(s);
+                if (stores) w.stored_sectors.insert(s);
+            }
+    }
 }
 
 // The general grouping, for a warp whose lanes did not run the same accesses: the k-th execution
@@ -459,6 +473,8 @@ void worker_end(Launch* launch) {
             launch->findings.push_back(f);
     launch->global_writes.insert(launch->global_writes.end(), w.global_writes.begin(),
                                  w.global_writes.end());
+    launch->loaded_sectors.merge(w.loaded_sectors);
+    launch->stored_sectors.merge(w.stored_sectors);
     w = Worker{};
 }
 
@@ -514,6 +530,8 @@ void launch_end(Launch* launch) {
         std::sort(p.sites.begin(), p.sites.end(), [](const SiteCounts& a, const SiteCounts& b) {
             return std::tie(a.site, a.space, a.store) < std::tie(b.site, b.space, b.store);
         });
+        p.dram_read_sectors = launch->loaded_sectors.size();
+        p.dram_write_sectors = launch->stored_sectors.size();
         std::lock_guard lock(profiles_mutex);
         profiles.push_back(p);
     }

@@ -5,7 +5,8 @@
 //   TRIPTYCH_SIM_PROFILE=1    count every launch: global sectors per request, shared-memory
 //                             wavefronts and bank conflicts, active lanes, barriers, warp
 //                             operations, atomics; per kernel launch and per source line
-//                             (`triptych profile` prints them).
+//                             (`triptych profile` prints them); and, modelled, the launch's
+//                             DRAM traffic (its distinct global sectors).
 //   TRIPTYCH_SIM_RACECHECK=1  check every launch: shared-memory hazards between threads of a block
 //                             within one barrier interval (read after write, write after read,
 //                             write after write), the same for global memory within a block,
@@ -92,6 +93,12 @@ struct LaunchProfile {
     std::uint64_t barriers = 0;         // __syncthreads() executed, counted per warp
     std::uint64_t warp_operations = 0;  // shuffles, votes and __syncwarp, counted per warp
     std::vector<SiteCounts> sites;      // ordered by site
+    // Modelled, not counted: the distinct 32-byte sectors of global memory the launch loads and
+    // stores (an atomic does both). That is its DRAM traffic if the L2 cache starts empty at the
+    // launch and holds everything the launch touches: each sector comes from DRAM once, however
+    // many requests ask for it (a launch that touches more than the L2 holds reads more).
+    std::uint64_t dram_read_sectors = 0;
+    std::uint64_t dram_write_sectors = 0;
 };
 
 // Totals of a launch's sites in one space and direction (atomics apart).
