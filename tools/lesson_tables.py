@@ -26,9 +26,8 @@ record one. For a counted table (`counted`) it lists `triptych profile` runs,
 {"runs": [{"args": ["--op", "gemm", "--backend", "gpu_naive@1", "--shape", "64,64,64"]}, ...]},
 each with the counts that run printed (`--json`) once recorded (and, optionally, "show": the short
 names of the kernels the table keeps, and "by_kernel": true for a row per kernel rather than one
-for the run); the counts follow from the
-addresses each warp touches, so a recount gives the same numbers on every machine, and the check
-with --triptych proves it. Nobody types the numbers. Standard library only (and bench/report.py).
+for the run); the counts follow from the addresses each warp touches, so a recount gives the same
+numbers on every machine, and the check with --triptych proves it. Nobody types the numbers. Standard library only (and bench/report.py).
 """
 import argparse
 import json
@@ -134,18 +133,19 @@ def profile(triptych, args):
 
 
 def counted_sources(lessons):
+    """The source of every counted table of the lessons."""
     for path in readmes(lessons):
         _, _, found = regenerated(path, render_tables=False)
         for section, source in found:
             if section == "counted":
-                yield path, source
+                yield source
 
 
 def recount(triptych, lessons, write):
     """Reruns every counted table's profiles; records them (`write`), or returns the sources whose
     tables would change (a recount that only moves a source line is not stale)."""
     stale = []
-    for readme, source in counted_sources(lessons):
+    for source in counted_sources(lessons):
         doc = load_counted(source)
         runs = [dict({k: v for k, v in run.items() if k in ("args", "show", "by_kernel")},
                      **profile(triptych, run["args"])) for run in doc["runs"]]
@@ -207,7 +207,7 @@ def record(run_path, lessons):
     """Copies the rows each lesson's tables need from `run_path` to their sources."""
     doc = report.load_json(run_path)
     for path in readmes(lessons):
-        _, _, found = regenerated(path)
+        _, _, found = regenerated(path, render_tables=False)
         for section, source in found:
             if section == "counted":
                 continue
