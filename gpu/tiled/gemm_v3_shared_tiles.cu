@@ -10,20 +10,23 @@
 
 #include "common/kernels.hpp"
 #include "gpu/tiled/gemm.hpp"
+#include "gpu/tiled/ops.hpp"
 
 namespace triptych::gpu_tiled {
 namespace {
 
 constexpr int tile = 32;
 
-// Block (32, 32): thread (ty, tx) computes C[row0 + ty, col0 + tx].
+// Block (32, 32): thread (ty, tx) computes C[row0 + ty, col0 + tx]. `padding` is the tiles' extra
+// column: 1 in the registered version, 0 in its unpadded twin (gemm_shared_tiles_unpadded below).
+template <int padding>
 __global__ void gemm_shared_tiles_kernel(std::int64_t M, std::int64_t N, std::int64_t K,
                                          bool trans_a, bool trans_b, float alpha, const float* A,
                                          const float* B, float beta, float* C) {
     // As[m][k] and Bs[k][n]. The extra column makes the transposing stores below hit 32 different
     // banks: without it, a column of a 32-wide float tile lies in a single bank (32-way conflict).
-    __shared__ float As[tile][tile + 1];
-    __shared__ float Bs[tile][tile + 1];
+    __shared__ float As[tile][tile + padding];
+    __shared__ float Bs[tile][tile + padding];
     const int tx = threadIdx.x, ty = threadIdx.y;
     const std::int64_t col0 = std::int64_t(blockIdx.x) * tile;
     const std::int64_t col = col0 + tx;
@@ -64,11 +67,16 @@ __global__ void gemm_shared_tiles_kernel(std::int64_t M, std::int64_t N, std::in
 }
 
 void gemm_shared_tiles(const GemmShape& s, const float* A, const float* B, float* C) {
-    gpu::launch(gemm_shared_tiles_kernel, tile_grid(s, tile, tile), dim3(tile, tile), 0, s.M, s.N,
-                s.K, s.trans_a, s.trans_b, s.alpha, A, B, s.beta, C);
+    gpu::launch(gemm_shared_tiles_kernel<1>, tile_grid(s, tile, tile), dim3(tile, tile), 0, s.M,
+                s.N, s.K, s.trans_a, s.trans_b, s.alpha, A, B, s.beta, C);
 }
 
 }  // namespace
+
+void gemm_shared_tiles_unpadded(const GemmShape& s, const float* A, const float* B, float* C) {
+    gpu::launch(gemm_shared_tiles_kernel<0>, tile_grid(s, tile, tile), dim3(tile, tile), 0, s.M,
+                s.N, s.K, s.trans_a, s.trans_b, s.alpha, A, B, s.beta, C);
+}
 
 [[maybe_unused]] const bool registered = register_kernels(
     "gpu_tiled", ops::gemm,

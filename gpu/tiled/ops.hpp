@@ -18,6 +18,10 @@ namespace triptych::gpu_tiled {
 // gemm.cu: the default GEMM (version 8 of the ladder), which the im2col convolution runs.
 void gemm(const GemmShape& s, const float* A, const float* B, float* C);
 
+// gemm_v3_shared_tiles.cu: version 3 without its tiles' padding column, which is not a step of the
+// ladder but what lesson 03 compares it with (its transposing stores hit one bank 32 times).
+void gemm_shared_tiles_unpadded(const GemmShape& s, const float* A, const float* B, float* C);
+
 // reduce.cu: the sum of n floats, returned to the host (the losses reduce with it).
 float sum(std::int64_t n, const float* x, Reduction mode);
 

@@ -7,6 +7,7 @@
 #include "common/registry.hpp"
 #include "gpu/runtime/sim/occupancy.hpp"
 #include "gpu/runtime/sim/recorder.hpp"
+#include "gpu/tiled/ops.hpp"
 #include "tests/sim/recorder_kernels.hpp"
 #include "tests/sim/test_support.hpp"
 #include "triptych_config.hpp"
@@ -300,6 +301,38 @@ TEST_CASE("the divergent and the convergent tree of gpu_tiled's sum differ in re
     const auto [sequential_loads, sequential_stores] = shared_counts("gpu_tiled@3");
     require_counts(sequential_loads, 25, 25, 25, 511);
     require_counts(sequential_stores, 20, 20, 20, 511);
+}
+
+TEST_CASE("version 3's padding column takes its transposing stores from 32-way conflicts to none",
+          "[recorder]") {
+    // gpu_tiled@3 at 64 x 64 x 64 with A transposed (TN): 2 x 2 blocks of 32 warps, 2 steps of k,
+    // so 256 warp stores into As and 256 into Bs. Lane tx of a warp stores As[tx][ty]: with a
+    // 32-float row that is word 32 tx + ty, bank ty for every lane (32 wavefronts); with the
+    // padding column it is word 33 tx + ty, bank (tx + ty) mod 32, all different (1 wavefront).
+    // Bs[ty][tx] is one row either way (1 wavefront). Lesson 03 quotes these counts.
+    Backend& gpu = backend("gpu_tiled@3");
+    std::vector<float> values(64 * 64);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = float(i % 13) * 0.25f - 1.5f;
+    const Tensor A = gpu.upload({64, 64}, values), B = gpu.upload({64, 64}, values);
+    Tensor C = gpu.upload({64, 64}, values);
+    const GemmShape shape{64, 64, 64, true, false, 1.0f, 0.0f};
+    auto shared_stores = [&](auto run) {
+        ScopedRecordMode recording({true, false});
+        run();
+        auto profiles = sim::take_profiles();
+        REQUIRE(profiles.size() == 1);
+        return total(profiles[0], Space::shared, true);
+    };
+    const AccessCounts padded = shared_stores([&] { gpu.gemm(shape, A, B, C); });
+    require_counts(padded, 512, 512, 512, 512 * 32);
+    const AccessCounts unpadded = shared_stores(
+        [&] { gpu_tiled::gemm_shared_tiles_unpadded(shape, A.data(), B.data(), C.data()); });
+    require_counts(unpadded, 512, 256 * 32 + 256, 512, 512 * 32);
+    // The padding changes where the tiles lie, not what is computed: the same C, and no race.
+    const std::vector<float> padded_c = gpu.download(C);
+    ScopedRecordMode checking({false, true});
+    gpu_tiled::gemm_shared_tiles_unpadded(shape, A.data(), B.data(), C.data());
+    CHECK(gpu.download(C) == padded_c);
 }
 
 TEST_CASE("the DRAM model counts each sector a launch touches once, however many requests ask",
