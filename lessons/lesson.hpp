@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 #include <vector>
@@ -79,6 +80,33 @@ std::vector<check::CaseResult> run_checks(const Backend& b, Checks checks) {
     return results;
 }
 
+// What varies from run to run, or from machine to machine, is printed through these two. Normally
+// they print the text as it is. Under TRIPTYCH_LESSON_OUTPUT=marked they put it between marks:
+// tools/lesson_outputs.py runs every program that way to compare the outputs the READMEs quote
+// with what the programs print now, and skips what is marked.
+//   measured(text)        a time, a rate, a ratio of times: different on every run
+//   machine_figure(text)  an error against the float64 reference, whose last digits depend on the
+//                         instruction set the build compiles for (-march=native: FMA or not)
+inline bool marked_output() {
+    static const bool marked = [] {
+        const char* value = std::getenv("TRIPTYCH_LESSON_OUTPUT");
+        return value != nullptr && std::string(value) == "marked";
+    }();
+    return marked;
+}
+inline std::string measured(const std::string& text) {
+    return marked_output() ? "\u27e6" + text + "\u27e7" : text;
+}
+inline std::string machine_figure(const std::string& text) {
+    return marked_output() ? "\u27e8" + text + "\u27e9" : text;
+}
+// measured() of a number printed with a printf format: measured_number("%.2f", 1.5) = "1.50".
+inline std::string measured_number(const char* format, double value) {
+    char text[64];
+    std::snprintf(text, sizeof text, format, value);
+    return measured(text);
+}
+
 // "812 us", "3.07 ms", "1.25 s"; a trailing '*' marks a simulator time (see simulator_footnote).
 inline std::string time_text(double seconds, DeviceKind kind) {
     char text[32];
@@ -89,20 +117,37 @@ inline std::string time_text(double seconds, DeviceKind kind) {
         std::snprintf(text, sizeof text, "%.2f ms", seconds * 1e3);
     else
         std::snprintf(text, sizeof text, "%.2f s", seconds);
-    return std::string(text) + (kind == DeviceKind::Simulator ? " *" : "");
+    return measured(text) + (kind == DeviceKind::Simulator ? " *" : "");
 }
 
 // "12.3 GFLOP/s" for `flops` operations in `seconds`; '*' marks a simulator rate, as above.
 inline std::string rate_text(double flops, double seconds, DeviceKind kind) {
-    char text[32];
     if (seconds <= 0) return "-";
-    std::snprintf(text, sizeof text, "%.2f", flops / seconds * 1e-9);
-    return std::string(text) + (kind == DeviceKind::Simulator ? " *" : "");
+    return measured_number("%.2f", flops / seconds * 1e-9) +
+           (kind == DeviceKind::Simulator ? " *" : "");
+}
+
+// Whether an output's last bits can change from one run to the next: an op whose threads add
+// into the same element with atomics, in whatever order they arrive (a "fast" sum, gpu_naive's
+// pooling backward), on a GPU and in the simulator alike.
+enum class Rounding { fixed, run_dependent };
+
+// How far an output is from the float64 reference: "max abs 4.76e-07, rel 7.99e-08", or what
+// went wrong (Comparison::describe). Its figures are machine_figure()s, or measured() ones when
+// the rounding is run_dependent.
+inline std::string comparison_text(const Comparison& c, Rounding rounding = Rounding::fixed) {
+    const auto figure = rounding == Rounding::fixed ? machine_figure : measured;
+    if (!c.problem.empty() || !c.passed) return figure(c.describe());
+    char abs_error[32], rel_error[32];
+    std::snprintf(abs_error, sizeof abs_error, "%.3g", c.max_abs_error);
+    std::snprintf(rel_error, sizeof rel_error, "%.3g", c.relative_error);
+    return "max abs " + figure(abs_error) + ", rel " + figure(rel_error);
 }
 
 // "PASS" or "FAIL", then how far the output is from the float64 reference.
-inline std::string verdict(const check::CaseResult& r) {
-    return std::string(r.comparison.passed ? "PASS  " : "FAIL  ") + r.comparison.describe();
+inline std::string verdict(const check::CaseResult& r, Rounding rounding = Rounding::fixed) {
+    return std::string(r.comparison.passed ? "PASS  " : "FAIL  ") +
+           comparison_text(r.comparison, rounding);
 }
 
 // Whether any registered variant runs on the CUDA simulator. If one does, prints the warning that

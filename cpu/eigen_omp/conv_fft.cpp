@@ -56,7 +56,8 @@
 //
 // OpenMP: the FFTs over planes (each thread has its own Eigen::FFT, which keeps plans and
 // scratch), the channel sums over spectrum columns (each thread owns the columns it writes); the
-// filter products are threaded by the BLAS.
+// filter products by Eigen's own product and by one single-threaded BLAS panel per OpenMP thread
+// (filter_transform).
 //
 // Measured on the 11x11 layer (N=8, C=16, 64x64, K=16, pad 5; 2 threads on the shared 2-core
 // machine, load 0.9-1.1; best / median of 40 runs): forward 14.3 / 16-18 ms, forward + backward

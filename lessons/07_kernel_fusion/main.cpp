@@ -86,15 +86,15 @@ int main(int argc, char** argv) {
                 try {
                     const check::CaseResult r = median_time(
                         b, calls, [&] { return check::check_dense_forward(b, s, path, seed); });
-                    char ratio[16] = "";
+                    std::string ratio;
                     if (fused)
                         fused_seconds = r.seconds;
                     else if (fused_seconds > 0 && r.seconds > 0)
-                        std::snprintf(ratio, sizeof ratio, "%.2f", r.seconds / fused_seconds);
+                        ratio = lessons::measured_number("%.2f", r.seconds / fused_seconds);
                     std::printf("%-14s %-28s %-8s %11s %14s  %s\n", fused ? name.c_str() : "",
                                 fused ? b.device().c_str() : "", fused ? "fused" : "unfused",
-                                lessons::time_text(r.seconds, b.device_kind()).c_str(), ratio,
-                                lessons::verdict(r).c_str());
+                                lessons::time_text(r.seconds, b.device_kind()).c_str(),
+                                ratio.c_str(), lessons::verdict(r).c_str());
                     all_passed = all_passed && r.comparison.passed;
                 } catch (const Unsupported& e) {  // an op the variant does not have yet
                     std::printf("%-14s %-28s %-8s %11s %14s  not implemented: %s\n", name.c_str(),

@@ -129,8 +129,11 @@ void show_radix2_schedule() {
     const std::vector<Complex> reference = dft({a.begin(), a.end()}, -1);
     double error = 0;
     for (int u = 0; u < length; ++u) error = std::max(error, std::abs(tile[u] - reference[u]));
-    std::printf("  the FFT of a: X[0] = %.1f, X[1] = %.4f%+.4fi, ...; max |FFT - DFT| = %.1e\n",
-                tile[0].real(), tile[1].real(), tile[1].imag(), error);
+    char error_text[16];
+    std::snprintf(error_text, sizeof error_text, "%.1e", error);
+    std::printf("  the FFT of a: X[0] = %.1f, X[1] = %.4f%+.4fi, ...; max |FFT - DFT| = %s\n",
+                tile[0].real(), tile[1].real(), tile[1].imag(),
+                lessons::machine_figure(error_text).c_str());
 }
 
 // The table's first columns: the filter and the algorithm.

@@ -60,7 +60,11 @@ Curve train(const Backend& b, const ImageSet& data, std::uint64_t seed) {
 
 void print_row(const Backend& b, const Curve& curve, const std::string& verdict) {
     std::printf("%-14s %-28s", b.name().c_str(), b.device().c_str());
-    for (std::size_t step : shown_steps) std::printf(" %8.4f", curve.losses[step - 1]);
+    char loss[16];
+    for (std::size_t step : shown_steps) {
+        std::snprintf(loss, sizeof loss, "%.4f", curve.losses[step - 1]);
+        std::printf(" %8s", lessons::machine_figure(loss).c_str());
+    }
     std::printf(" %11s  %s\n", lessons::time_text(curve.seconds_per_step, b.device_kind()).c_str(),
                 verdict.c_str());
 }

@@ -102,8 +102,9 @@ void print_layers(const std::vector<Profile>& profiles) {
         for (const Profile& p : profiles) {
             const nn::Sequential::LayerTime& t = p.layers[i];
             const double calls = double(std::max<std::int64_t>(t.calls, 1));
-            std::printf(" %10.3f %10.3f", t.forward_seconds / calls * 1e3,
-                        t.backward_seconds / calls * 1e3);
+            std::printf(" %10s %10s",
+                        lessons::measured_number("%.3f", t.forward_seconds / calls * 1e3).c_str(),
+                        lessons::measured_number("%.3f", t.backward_seconds / calls * 1e3).c_str());
         }
         std::printf("\n");
     }
@@ -120,10 +121,11 @@ void print_transfers(const std::vector<Profile>& profiles) {
                 "share of step");
     for (const Profile& p : profiles) {
         const double upload = p.phases.upload / double(timed_steps);
-        std::printf("%-14s %-28s %12s %10s %13.2f%%\n", p.variant.c_str(), p.device.c_str(),
+        std::printf("%-14s %-28s %12s %10s %13s%%\n", p.variant.c_str(), p.device.c_str(),
                     lessons::time_text(upload, p.kind).c_str(),
                     lessons::rate_text(bytes, upload, p.kind).c_str(),
-                    100 * p.phases.upload / step_seconds(p.phases));
+                    lessons::measured_number("%.2f", 100 * p.phases.upload / step_seconds(p.phases))
+                        .c_str());
     }
     std::printf(
         "One step moves %.0f bytes up (16 images of 28x28 and their labels, as floats)\n"
@@ -175,7 +177,12 @@ int main(int argc, char** argv) {
         for (std::size_t i = 1; i < profiles.size(); ++i) {
             check::CaseResult result;
             result.comparison = compare(profiles[i].losses, expected, loss_tolerance);
-            print_phases(profiles[i], lessons::verdict(result));
+            // gpu_naive's max-pool backward is an atomic scatter (gpu/naive/pool2d.cu): the last
+            // bits of its gradients, and so of its later losses, change from run to run.
+            const lessons::Rounding rounding = profiles[i].variant == "gpu_naive"
+                                                   ? lessons::Rounding::run_dependent
+                                                   : lessons::Rounding::fixed;
+            print_phases(profiles[i], lessons::verdict(result, rounding));
             all_passed = all_passed && result.comparison.passed;
         }
         for (const std::string& line : not_run) std::printf("%s\n", line.c_str());

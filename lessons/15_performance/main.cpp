@@ -146,13 +146,15 @@ int main(int argc, char** argv) {
                     if (b.name() == "cpu_naive") naive_seconds = seconds;
                     const Point point{c.size, seconds, c.work / seconds};
                     (c.op == "gemm" ? gemm : relu)[v].push_back(point);
-                    char speedup[32] = "";
+                    std::string speedup;
                     if (naive_seconds > 0)
-                        std::snprintf(speedup, sizeof speedup, "%.2fx", naive_seconds / seconds);
-                    std::printf("%-13s %-16s %-14s %-22.22s %12.2f %9.2f %-4s %12s  %s\n",
-                                c.op.c_str(), size_text(c.op, c.size).c_str(), b.name().c_str(),
-                                b.device().c_str(), seconds * 1e6, point.rate * 1e-9,
-                                c.op == "gemm" ? "GF/s" : "GB/s", speedup,
+                        speedup = lessons::measured_number("%.2f", naive_seconds / seconds) + "x";
+                    std::printf("%-13s %-16s %-14s %-22.22s %12s %9s %-4s %12s  %s\n", c.op.c_str(),
+                                size_text(c.op, c.size).c_str(), b.name().c_str(),
+                                b.device().c_str(),
+                                lessons::measured_number("%.2f", seconds * 1e6).c_str(),
+                                lessons::measured_number("%.2f", point.rate * 1e-9).c_str(),
+                                c.op == "gemm" ? "GF/s" : "GB/s", speedup.c_str(),
                                 lessons::verdict(result).c_str());
                     all_passed = all_passed && result.comparison.passed;
                 } catch (const Unsupported& e) {  // a variant without the op (gpu_vendor: ReLU)
@@ -184,9 +186,10 @@ int main(int argc, char** argv) {
                     return p.rate >= best.rate / 2;
                 });
                 const std::string unit = std::string(op) == "gemm" ? " GFLOP/s" : " GB/s";
-                std::printf("%-13s %-14s %16.2f %12.2f%-8s %18s\n", op, variants[v]->name().c_str(),
-                            points.front().seconds * 1e6, best.rate * 1e-9, unit.c_str(),
-                            size_text(op, half.size).c_str());
+                std::printf("%-13s %-14s %16s %12s%-8s %18s\n", op, variants[v]->name().c_str(),
+                            lessons::measured_number("%.2f", points.front().seconds * 1e6).c_str(),
+                            lessons::measured_number("%.2f", best.rate * 1e-9).c_str(),
+                            unit.c_str(), lessons::measured(size_text(op, half.size)).c_str());
             }
         }
         return lessons::final_verdict(all_passed);

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""tools/lesson_outputs.py on a lesson of its own, with a stand-in lesson program: a quoted output
+whose times differ from the run still passes; one changed digit of a column that is not a time
+fails, as do a missing or an extra line; an error figure is compared only on the machine kind it
+was recorded on; a "part" block may quote a slice, and "..." skips lines; --write rewrites a
+stale block (and only a stale one) with what the program prints.
+
+    lesson_outputs_test.py --tool tools/lesson_outputs.py
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+TOOL = None  # set from the command line
+
+# Prints like a lesson program: its times (measured) and errors (the machine's) marked under
+# TRIPTYCH_LESSON_OUTPUT=marked, its time from the environment so that each run can differ.
+PROGRAM = r"""#!/usr/bin/env python3
+import os, sys
+marked = os.environ.get("TRIPTYCH_LESSON_OUTPUT") == "marked"
+measured = (lambda t: "\u27e6" + t + "\u27e7") if marked else (lambda t: t)
+machine = (lambda t: "\u27e8" + t + "\u27e9") if marked else (lambda t: t)
+time = os.environ.get("FAKE_TIME", "1.25 ms")
+print(f"seed 7 (replay: build/lessons/{os.path.basename(sys.argv[0])} 7)")
+print(f"threads {os.environ.get('OMP_NUM_THREADS')}")
+print()
+print(f"{'variant':<14} {'time':>11}  vs float64 reference")
+for name in ("cpu_naive", "gpu_tiled"):
+    print(f"{name:<14} {measured(time):>11}  PASS  max abs {machine('4.76e-07')}, rel 0")
+print("all variants match the reference")
+"""
+
+QUOTED = """seed 7 (replay: build/lessons/lesson_99_test 7)
+threads 2
+
+variant               time  vs float64 reference
+cpu_naive          1.25 ms  PASS  max abs 4.76e-07, rel 0
+gpu_tiled          1.25 ms  PASS  max abs 4.76e-07, rel 0
+all variants match the reference"""
+
+
+def kind_here():
+    sys.path.insert(0, os.path.dirname(TOOL))
+    import lesson_outputs  # noqa: E402  (the tool itself: the machine kind it would record)
+    return lesson_outputs.machine_kind()
+
+
+class LessonOutputs(unittest.TestCase):
+    def setUp(self):
+        self.root = tempfile.mkdtemp()
+        self.bin = os.path.join(self.root, "bin")
+        os.makedirs(self.bin)
+        os.makedirs(os.path.join(self.root, "lessons", "99_test"))
+        program = os.path.join(self.bin, "lesson_99_test")
+        with open(program, "w", encoding="utf-8") as f:
+            f.write(PROGRAM.replace("#!/usr/bin/env python3", "#!" + sys.executable, 1))
+        os.chmod(program, 0o755)
+        self.readme_path = os.path.join(self.root, "lessons", "99_test", "README.md")
+
+    def tearDown(self):
+        shutil.rmtree(self.root)
+
+    def readme(self, block, options="", recorded_on=None):
+        recorded = f"; recorded on {recorded_on or kind_here()}"
+        with open(self.readme_path, "w", encoding="utf-8") as f:
+            f.write(f"# Lesson 99\n\nThe program prints:\n\n<!-- output: lesson_99_test 7{options}"
+                    f"{recorded} -->\n```\n{block}\n```\n\nEnd.\n")
+
+    def run_tool(self, mode="--check", time="3.50 ms"):
+        done = subprocess.run([sys.executable, TOOL, mode, "--bin", self.bin, "--root", self.root],
+                              capture_output=True, text=True, env=dict(os.environ, FAKE_TIME=time))
+        return done.returncode, done.stdout + done.stderr
+
+    def assert_fails(self, expected):
+        code, output = self.run_tool()
+        self.assertEqual(code, 1, output)
+        self.assertIn(expected, output)
+
+    def test_a_quoted_output_passes_though_its_times_differ(self):
+        self.readme(QUOTED)
+        code, output = self.run_tool(time="812 us")
+        self.assertEqual(code, 0, output)
+        self.assertIn("all 1 quoted outputs are what their programs print", output)
+
+    def test_one_changed_digit_fails(self):
+        self.readme(QUOTED.replace("threads 2", "threads 3"))
+        self.assert_fails("line 2 of the block:\n      quoted:  threads 3\n      printed: threads 2")
+
+    def test_a_missing_or_an_extra_line_fails(self):
+        self.readme(QUOTED.replace("\nall variants match the reference", ""))
+        self.assert_fails("the program prints more than the block quotes, from: all variants")
+        self.readme(QUOTED + "\none line too many")
+        self.assert_fails("line 8 of the block is past the end of the output: one line too many")
+
+    def test_an_error_is_compared_on_the_machine_kind_it_was_recorded_on(self):
+        changed = QUOTED.replace("4.76e-07", "4.77e-07", 1)
+        self.readme(changed)
+        self.assert_fails("line 5 of the block:\n      quoted:  cpu_naive          1.25 ms  PASS  "
+                          "max abs 4.77e-07, rel 0")
+        self.readme(changed, recorded_on="some other CPU")
+        code, output = self.run_tool()
+        self.assertEqual(code, 0, output)
+        self.assertIn("the errors of 1 recorded elsewhere were not compared", output)
+
+    def test_a_part_may_quote_a_slice_and_dots_skip_lines(self):
+        lines = QUOTED.split("\n")
+        self.readme("\n".join(lines[3:5]), options="; part")
+        self.assertEqual(self.run_tool()[0], 0)
+        self.readme("\n".join(lines[:2] + ["..."] + lines[5:]))
+        self.assertEqual(self.run_tool()[0], 0)
+        self.readme("\n".join(lines[3:5]))  # the same slice, not marked as a part
+        self.assert_fails("line 1 of the block:")
+
+    def test_write_rewrites_a_stale_block_and_keeps_a_fresh_one(self):
+        self.readme(QUOTED)
+        self.assertEqual(self.run_tool("--write", time="9.99 ms")[0], 0)
+        with open(self.readme_path, encoding="utf-8") as f:
+            self.assertIn("cpu_naive          1.25 ms", f.read())  # fresh: its times are kept
+        self.readme(QUOTED.replace("threads 2", "threads 3"), recorded_on="some other CPU")
+        code, output = self.run_tool("--write", time="9.99 ms")
+        self.assertEqual(code, 0, output)
+        with open(self.readme_path, encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn(f"<!-- output: lesson_99_test 7; recorded on {kind_here()} -->", text)
+        self.assertIn("threads 2\n", text)
+        self.assertIn("cpu_naive          9.99 ms  PASS", text)  # as printed, without marks
+        self.assertEqual(self.run_tool()[0], 0)
+
+    def test_a_stale_part_is_left_to_be_edited_by_hand(self):
+        self.readme("threads 3", options="; part")
+        code, output = self.run_tool("--write")
+        self.assertEqual(code, 1, output)
+        self.assertIn("a stale block that quotes part of the output, not rewritten", output)
+
+    def test_a_program_that_fails_or_is_missing_fails_the_check(self):
+        self.readme(QUOTED)
+        os.remove(os.path.join(self.bin, "lesson_99_test"))
+        self.assert_fails("no program")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tool", required=True)
+    args, rest = parser.parse_known_args()
+    TOOL = os.path.abspath(args.tool)
+    unittest.main(argv=[sys.argv[0], *rest])

@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""Keeps the outputs the lessons quote equal to what their programs print.
+
+    tools/lesson_outputs.py --check --bin DIR    exit 1 if a quoted output is not what the program
+                                                 prints now (DIR: a sim build's build/lessons)
+    tools/lesson_outputs.py --write --bin DIR    run every marked program and quote what it prints
+    tools/lesson_outputs.py ... --root R         the lessons of the source tree R (default: this one)
+
+A lesson's README marks each output it quotes with the program and its arguments:
+
+    <!-- output: lesson_07_kernel_fusion 7 -->           the whole output
+    <!-- output: lesson_09_conv_im2col 7; part -->        some of its lines
+    ```
+    seed 7 (replay: build/lessons/lesson_07_kernel_fusion 7)
+    ...
+    ```
+
+The check runs the program (as build/lessons/NAME, with OMP_NUM_THREADS=2, so the thread counts
+it prints are the same on every machine) and compares the block with its output line by line,
+column by column, except where the program says a field varies. Its lines must be printed one
+after another, and a line "..." skips printed lines; a block marked "part" may start and end
+anywhere in the output. Under TRIPTYCH_LESSON_OUTPUT=marked
+a lesson program prints each such field between marks (lessons/lesson.hpp):
+
+    \u27e6 ... \u27e7   measured: a time, a rate, a ratio of times; never compared
+    \u27e8 ... \u27e9   the machine's: an error that depends on the instruction set the CPU code was
+               compiled for (-march=native) and on the CPU; compared only on a machine of the kind
+               the output was recorded on, which --write notes in the mark ("recorded on
+               AMD EPYC, x86-64 AVX-512")
+
+A stale block fails the check with the first line that differs. --write rewrites each stale block
+with the program's whole output, times included (say next to a block where its times were taken),
+and leaves the blocks that are up to date as they are. Standard library only.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+MARK = re.compile(r"^<!-- output: (\S+)((?: [^;]+?)?)((?:; part)?)(?:; recorded on (.+?))? -->$")
+MEASURED = ("\u27e6", "\u27e7")
+MACHINE = ("\u27e8", "\u27e9")
+FIELD = re.compile("(\u27e6.*?\u27e7|\u27e8.*?\u27e9)")
+
+
+class OutputError(Exception):
+    pass
+
+
+def machine_kind():
+    """The CPU here and the instruction set the CPU code is compiled for (-march=native), e.g.
+    'AMD EPYC, x86-64 AVX-512': OpenBLAS also picks its kernels by the CPU, so two CPUs of one
+    instruction set may still round differently."""
+    flags, model = set(), "unknown CPU"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name" and model == "unknown CPU":
+                    model = " ".join(value.split())
+                if key.strip() == "flags" and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    arch = os.uname().machine.replace("_", "-")
+    isa = next((f"{arch} {name}" for flag, name in
+                (("avx512f", "AVX-512"), ("avx2", "AVX2"), ("avx", "AVX")) if flag in flags), arch)
+    return f"{model}, {isa}"
+
+
+def plain(line):
+    """A marked output line as a reader sees it: the marks removed."""
+    return FIELD.sub(lambda m: m.group(0)[1:-1], line)
+
+
+def pattern(line, compare_machine):
+    """A regex that a quoted line must match: the program's line with its varying fields free.
+    Spacing is free too (one space or more between words, any next to a varying field), because a
+    wider time shifts the columns after it."""
+    items = []  # (spaces before it: "" | "some", is it varying, regex)
+    spaces = ""
+    for piece in FIELD.split(line.rstrip()):
+        if not piece:
+            continue
+        marked = piece[0] in (MEASURED[0], MACHINE[0])
+        text = piece[1:-1] if marked else piece
+        varying = piece[0] == MEASURED[0] or (piece[0] == MACHINE[0] and not compare_machine)
+        if varying:
+            if text.strip():
+                items.append((spaces or text[:1].isspace(), True, r"\S+(?:\s+\S+)*?"))
+                spaces = ""
+            continue
+        for word in re.split(r"(\s+)", text):
+            if not word:
+                continue
+            if word.isspace():
+                spaces = "some"
+            else:
+                items.append((spaces, False, re.escape(word)))
+                spaces = ""
+    regex = r"\s*"
+    for i, (space, varying, piece) in enumerate(items):
+        if i > 0:
+            if varying or items[i - 1][1]:
+                regex += r"\s*"
+            elif space:
+                regex += r"\s+"
+        regex += piece
+    return re.compile(regex + r"\s*")
+
+
+def blocks(text):
+    """(index of the mark line, program, args, part, recorded-on or None, first, end) of each
+    marked output block, lines[first:end] being its body."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        mark = MARK.match(line)
+        if not mark:
+            continue
+        if i + 1 >= len(lines) or not lines[i + 1].startswith("```"):
+            raise OutputError(f"line {i + 1}: an output mark must stand right above a ``` block")
+        end = i + 2
+        while end < len(lines) and not lines[end].startswith("```"):
+            end += 1
+        yield (i, mark.group(1), mark.group(2).split(), bool(mark.group(3)), mark.group(4), i + 2,
+               end)
+
+
+def run(bin_dir, program, args, marked=True):
+    """What `build/lessons/PROGRAM ARGS` prints, as lines: marked, or as a reader sees it (the
+    marks would take up room in the program's aligned columns)."""
+    path = os.path.join(bin_dir, program)
+    if not os.access(path, os.X_OK):
+        raise OutputError(f"no program {path}: build it first (cmake --build build --target "
+                          f"{program})")
+    env = dict(os.environ, TRIPTYCH_LESSON_OUTPUT="marked" if marked else "plain",
+               OMP_NUM_THREADS="2")
+    env.pop("TRIPTYCH_SIM_ORDER", None)
+    done = subprocess.run([f"build/lessons/{program}", *args], executable=path, env=env,
+                          capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        raise OutputError(f"build/lessons/{program} {' '.join(args)} exited with "
+                          f"{done.returncode}:\n{done.stdout}{done.stderr}")
+    return done.stdout.rstrip("\n").split("\n")
+
+
+def compare(quoted, printed, compare_machine, part):
+    """None when the quoted lines are what was printed, in order and one after another (a "..."
+    line of the block skips any number of printed lines); a block that is not `part` must also
+    start at the first printed line and end at the last. Else what differs first."""
+    patterns = [pattern(line, compare_machine) for line in printed]
+    position, searching = 0, part
+    for number, line in enumerate(quoted, start=1):
+        if line.strip() == "...":
+            searching = True
+            continue
+        if searching:
+            found = next((i for i in range(position, len(printed))
+                          if patterns[i].fullmatch(line)), None)
+            if found is None:
+                return (f"line {number} of the block is not printed"
+                        f"{' after the lines before it' if position else ''}:\n"
+                        f"      quoted:  {line.strip()}")
+            position, searching = found + 1, False
+        elif position >= len(printed):
+            return f"line {number} of the block is past the end of the output: {line.strip()}"
+        elif not patterns[position].fullmatch(line):
+            return (f"line {number} of the block:\n      quoted:  {line.strip()}\n"
+                    f"      printed: {plain(printed[position]).strip()}")
+        else:
+            position += 1
+    if not part and not searching and position < len(printed):
+        return (f"the program prints more than the block quotes, from: "
+                f"{plain(printed[position]).strip()}")
+    return None
+
+
+def readmes(root):
+    lessons = os.path.join(root, "lessons")
+    return [os.path.join(lessons, name, "README.md") for name in sorted(os.listdir(lessons))
+            if os.path.exists(os.path.join(lessons, name, "README.md"))]
+
+
+def check(root, bin_dir):
+    here, problems, count, skipped = machine_kind(), [], 0, 0
+    for path in readmes(root):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        where = os.path.relpath(path, root)
+        lines = text.split("\n")
+        try:
+            for mark, program, args, part, recorded_on, first, end in blocks(text):
+                count += 1
+                same_machine = recorded_on == here
+                skipped += not same_machine
+                differs = compare(lines[first:end], run(bin_dir, program, args), same_machine,
+                                  part)
+                if differs:
+                    problems.append(f"{where}:{mark + 1}: the output quoted for {program} "
+                                    f"{' '.join(args)} is stale, {differs}\n    (rerun "
+                                    "tools/lesson_outputs.py --write --bin DIR, and read the "
+                                    "prose around it again)")
+        except OutputError as e:
+            problems.append(f"{where}: {e}")
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        print(f"lesson_outputs: {len(problems)} of {count} quoted outputs are stale",
+              file=sys.stderr)
+        return 1
+    note = (f"; on this {here} machine the errors of {skipped} recorded elsewhere were not "
+            "compared" if skipped else "")
+    print(f"lesson_outputs: all {count} quoted outputs are what their programs print, times "
+          f"excepted{note}")
+    return 0
+
+
+def write(root, bin_dir):
+    """Rewrites each stale block with the whole output (a block that is up to date keeps its
+    times). A stale block marked "part" quotes only some of the output: it is left to be edited
+    by hand."""
+    here, partial = machine_kind(), []
+    for path in readmes(root):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        lines = text.split("\n")
+        rewritten = 0
+        for mark, program, args, part, recorded_on, first, end in reversed(list(blocks(text))):
+            printed = run(bin_dir, program, args)
+            if compare(lines[first:end], printed, recorded_on == here, part) is None:
+                continue
+            if part:
+                partial.append(f"{os.path.relpath(path, root)}:{mark + 1}")
+                continue
+            lines[first:end] = [line.rstrip() for line in run(bin_dir, program, args, False)]
+            lines[mark] = f"<!-- output: {' '.join([program, *args])}; recorded on {here} -->"
+            rewritten += 1
+        if rewritten:
+            tmp = path + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write("\n".join(lines))
+            os.replace(tmp, path)
+            print(f"{os.path.relpath(path, root)}: {rewritten} stale outputs rewritten; read the "
+                  "prose around them again")
+    for where in partial:
+        print(f"{where}: a stale block that quotes part of the output, not rewritten: edit it "
+              "by hand", file=sys.stderr)
+    return 1 if partial else 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--check", action="store_true")
+    mode.add_argument("--write", action="store_true")
+    parser.add_argument("--bin", required=True, help="the lesson programs (build/lessons)")
+    parser.add_argument("--root", default=ROOT, help="the source tree (default: this one)")
+    args = parser.parse_args()
+    try:
+        return check(args.root, args.bin) if args.check else write(args.root, args.bin)
+    except OutputError as e:
+        print(f"lesson_outputs: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
