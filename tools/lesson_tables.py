@@ -22,7 +22,10 @@ A lesson's README marks each generated table:
 `source` is a JSON next to the README. For a measured table (gemm_ladder) it is a benchmark run,
 and the table between the markers is what bench/report.py writes for that section from it (its
 machine, date and GPU stated above it); while no run has been recorded, it says so and how to
-record one. For a counted table (`counted`) it lists `triptych profile` runs,
+record one. For a bench table (`bench`) it names the rows and the triptych_bench command that measures them,
+{"command": "build/bench/triptych_bench --benchmark_filter=...", "rows": ["copy/host/16777216",
+...]}, and holds the run once recorded: the table gives each row's median time and rate under the
+machine, the date, the load and the command. For a counted table (`counted`) it lists `triptych profile` runs,
 {"runs": [{"args": ["--op", "gemm", "--backend", "gpu_naive@1", "--shape", "64,64,64"]}, ...]},
 each with the counts that run printed (`--json`) once recorded (and, optionally, "show": the short
 names of the kernels the table keeps, and "by_kernel": true for a row per kernel rather than one
@@ -43,8 +46,21 @@ import report  # noqa: E402  (bench/report.py)
 
 BLOCK = re.compile(r"(<!-- generated table: (\w+), source ([\w./-]+) -->\n)(.*?)"
                    r"(<!-- end of generated table -->)", re.S)
-# The rows each table needs from a run, so that a recorded source stays small.
-SECTION_OPS = {"gemm_ladder": ("gemm",)}
+# The rows each table needs from a run, so that a recorded source stays small, and how
+# bench/report.py writes that table from them (without its heading).
+SECTION_OPS = {"gemm_ladder": ("gemm",),
+               "fusion": ("dense_forward", "dense_forward_unfused", "copy")}
+SECTION_TABLES = {
+    "gemm_ladder": lambda rows, machine: report.ladder_section(rows, machine),
+    "fusion": lambda rows, machine: report.fusion_section(rows, machine, "dense_forward",
+                                                          "dense_forward_unfused"),
+}
+# What a table without a recorded run asks for.
+SECTION_NEEDS = {
+    "gemm_ladder": ("it needs a machine with an NVIDIA GPU. There, run `triptych report --filter "
+                    "'^gemm/'`"),
+    "fusion": "run `triptych report --filter '^(dense_forward|copy)'`",
+}
 
 
 # The columns of a counted table, as bench/report.py's counted tables name them.
@@ -159,16 +175,73 @@ def recount(triptych, lessons, write):
     return stale
 
 
+def load_bench_source(path):
+    """A bench table's source: {"command": the triptych_bench command, "rows": [row names], and,
+    once a run is recorded, its "context" and "benchmarks" (the rows' median aggregates)}."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise report.ReportError(f"cannot read the bench table's source {path}: {e}")
+    if not isinstance(doc, dict) or not isinstance(doc.get("command"), str) or not isinstance(
+            doc.get("rows"), list) or not all(isinstance(r, str) for r in doc["rows"]):
+        raise report.ReportError(f"{path} is not a bench table's source ({{\"command\": \"...\", "
+                                 "\"rows\": [\"op/variant/size\", ...]}})")
+    return doc
+
+
+def bench_entry(doc, row, source_path):
+    """The median aggregate of `row` ('op/variant/size') in a recorded run."""
+    for entry in doc.get("benchmarks", []):
+        name = entry.get("run_name", entry.get("name", ""))
+        if (name == row or name.startswith(row + "/")) and entry.get("aggregate_name") == "median":
+            return entry
+    raise report.ReportError(f"{source_path}: the recorded run has no median of {row}")
+
+
+def render_bench(source_path):
+    """A bench table: each row's median time and rate, under the machine, date and command."""
+    doc = load_bench_source(source_path)
+    name = os.path.basename(source_path)
+    command = doc["command"]
+    if "benchmarks" not in doc:
+        return (f"No run has been recorded for this table yet. Run, on a quiet machine:\n\n"
+                f"    {command} --benchmark_out=run.json\n\nthen `tools/lesson_tables.py --from "
+                f"run.json`, which records the rows in {name} and writes the table here.\n")
+    c = doc["context"]
+    ops = report.described_ops(c)
+    body = []
+    for row in doc["rows"]:
+        entry = bench_entry(doc, row, source_path)
+        op = row.split("/")[0]
+        if op not in ops:
+            raise report.ReportError(f"{source_path}: {op} is not an op of the recorded run")
+        counter = ops[op]["counter"]
+        rate = report.entry_rate(entry, counter) * 1e-9
+        unit = "GFLOP/s" if counter == "flops" else "GB/s"
+        body.append([f"`{row}`", report.fmt_ms(report.entry_seconds(entry)) + " ms",
+                     f"{report.fmt_number(rate)} {unit}"])
+    repetitions = bench_entry(doc, doc["rows"][0], source_path).get("repetitions", "?")
+    return (f"Measured on: host {c.get('host_name', '?')}, {c.get('num_cpus', '?')} CPUs × "
+            f"{c.get('mhz_per_cpu', '?')} MHz, {c.get('date', '?')}, build "
+            f"{c.get('triptych_build', '?')} ({c.get('triptych_build_type', '?')}), OpenMP "
+            f"threads {c.get('triptych_omp_threads', '?')}, {load_text(c)} when the run started; "
+            f"the median of {repetitions} repetitions of each row; recorded in [{name}]({name}) "
+            "by tools/lesson_tables.py --from, from:\n\n"
+            f"    {command}\n\n" + report.table(["row", "time", "rate"], body))
+
+
 def render(section, source_path):
     """The Markdown between the markers: the table of `section` from the run at `source_path`."""
     if section == "counted":
         return render_counted(source_path)
+    if section == "bench":
+        return render_bench(source_path)
     if section not in SECTION_OPS:
-        raise report.ReportError(f"unknown generated table '{section}' (known: "
+        raise report.ReportError(f"unknown generated table '{section}' (known: bench, counted, "
                                  f"{', '.join(SECTION_OPS)})")
     if not os.path.exists(source_path):
-        return ("No run has been recorded for this table yet: it needs a machine with an NVIDIA "
-                "GPU. There, run `triptych report --filter '^gemm/'`, then "
+        return (f"No run has been recorded for this table yet: {SECTION_NEEDS[section]}, then "
                 "`tools/lesson_tables.py --from report/benchmarks.json`, which records the run "
                 f"next to this lesson ({os.path.basename(source_path)}) and writes the table "
                 "here.\n")
@@ -176,11 +249,19 @@ def render(section, source_path):
     rows, _ = report.parse_rows(doc)
     machine = report.Machine(doc["context"])
     c = doc["context"]
-    text = report.ladder_section(rows, machine).split("\n", 2)[2]  # without its heading
-    return (f"Measured on: {machine.gpu}, host {c.get('host_name', '?')}, {c.get('date', '?')}, "
+    text = SECTION_TABLES[section](rows, machine).split("\n", 2)[2]  # without its heading
+    where = (machine.gpu if machine.has_gpu else
+             f"the CPU ({c.get('num_cpus', '?')} × {c.get('mhz_per_cpu', '?')} MHz, OpenMP threads "
+             f"{c.get('triptych_omp_threads', '?')}, {load_text(c)} when the run started)")
+    return (f"Measured on: {where}, host {c.get('host_name', '?')}, {c.get('date', '?')}, "
             f"build {c.get('triptych_build', '?')} ({c.get('triptych_build_type', '?')}); "
             f"recorded in [{os.path.basename(source_path)}]({os.path.basename(source_path)}) by "
             "tools/lesson_tables.py.\n\n" + text)
+
+
+def load_text(context):
+    load = context.get("load_avg")
+    return f"load average {load[0]:.2f}" if isinstance(load, list) and load else "load ?"
 
 
 def readmes(lessons):
@@ -211,12 +292,29 @@ def record(run_path, lessons):
         for section, source in found:
             if section == "counted":
                 continue
+            if section == "bench":
+                source_doc = load_bench_source(source)
+                present = [row for row in source_doc["rows"] if any(
+                    e.get("run_name", e.get("name", "")).startswith(row + "/")
+                    or e.get("run_name", e.get("name", "")) == row for e in doc["benchmarks"])]
+                if not present:
+                    print(f"{os.path.relpath(source, ROOT)}: none of its rows is in {run_path}; "
+                          "kept as it was")
+                    continue
+                kept = [bench_entry(doc, row, run_path) for row in source_doc["rows"]]
+                with open(source + ".tmp", "w", encoding="utf-8") as f:
+                    json.dump({"command": source_doc["command"], "rows": source_doc["rows"],
+                               "context": doc["context"], "benchmarks": kept}, f, indent=1)
+                    f.write("\n")
+                os.replace(source + ".tmp", source)
+                continue
             wanted = SECTION_OPS[section]
             kept = [e for e in doc["benchmarks"]
                     if e.get("run_name", e.get("name", "")).split("/")[0] in wanted]
             if not kept:
-                raise report.ReportError(f"{run_path} has no rows of {', '.join(wanted)} for "
-                                         f"{os.path.relpath(path, ROOT)}")
+                print(f"{os.path.relpath(source, ROOT)}: {run_path} has no rows of "
+                      f"{', '.join(wanted)}; kept as it was")
+                continue
             with open(source + ".tmp", "w", encoding="utf-8") as f:
                 json.dump({"context": doc["context"], "benchmarks": kept}, f, indent=1)
                 f.write("\n")

@@ -105,6 +105,89 @@ class LessonTables(unittest.TestCase):
         self.assertIn("out of date", result.stderr)
 
 
+BENCH_README = """# Lesson 97
+
+<!-- generated table: bench, source bench.json -->
+<!-- end of generated table -->
+"""
+
+BENCH_ROWS = ["copy/host/65536", "relu_forward/cpu_naive/65536"]
+
+
+def cpu_run(rows):
+    """A triptych_bench run on a CPU: the median of each of `rows` (name, microseconds, GB/s)."""
+    benchmarks = [{"name": f"{name}/real_time_median", "run_name": f"{name}/real_time",
+                   "run_type": "aggregate", "aggregate_name": "median", "repetitions": 9,
+                   "real_time": us, "cpu_time": us, "time_unit": "us", "bytes": gbs * 1e9}
+                  for name, us, gbs in rows]
+    context = {"date": "2026-12-02T16:00:00+00:00", "host_name": "cpuhost", "num_cpus": 2,
+               "mhz_per_cpu": 2800, "load_avg": [0.25, 0.5, 0.5], "triptych_build": "sim",
+               "triptych_build_type": "Release", "triptych_omp_threads": "2",
+               "triptych_variants": "cpu_naive=cpu",
+               "triptych_ops": json.dumps({
+                   "copy": {"counter": "bytes", "work": "8n", "table": "memory"},
+                   "relu_forward": {"counter": "bytes", "work": "8n", "table": "memory"}})}
+    return {"context": context, "benchmarks": benchmarks}
+
+
+class BenchTables(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.lessons = os.path.join(self.dir, "lessons")
+        os.makedirs(os.path.join(self.lessons, "97_bench"))
+        self.readme = os.path.join(self.lessons, "97_bench", "README.md")
+        with open(self.readme, "w", encoding="utf-8") as f:
+            f.write(BENCH_README)
+        self.source = os.path.join(self.lessons, "97_bench", "bench.json")
+        with open(self.source, "w", encoding="utf-8") as f:
+            json.dump({"command": "build/bench/triptych_bench --benchmark_filter=65536",
+                       "rows": BENCH_ROWS}, f)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def tool(self, *args):
+        return subprocess.run([sys.executable, TOOL, "--lessons", self.lessons, *args],
+                              capture_output=True, text=True)
+
+    def record(self, rows):
+        path = os.path.join(self.dir, "run.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(cpu_run(rows), f)
+        return self.tool("--from", path)
+
+    def text(self):
+        with open(self.readme, encoding="utf-8") as f:
+            return f.read()
+
+    def test_a_recorded_run_gives_each_row_its_median_under_the_machine_and_command(self):
+        self.assertEqual(self.tool("--check").returncode, 1)  # no table yet: out of date
+        result = self.record([("copy/host/65536", 40.0, 13.1), ("relu_forward/cpu_naive/65536",
+                                                                  500.0, 1.05), ("other/x/1", 1, 1)])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        text = self.text()
+        self.assertIn("Measured on: host cpuhost, 2 CPUs × 2800 MHz, 2026-12-02T16:00:00+00:00", text)
+        self.assertIn("load average 0.25 when the run started; the median of 9 repetitions", text)
+        self.assertIn("    build/bench/triptych_bench --benchmark_filter=65536\n", text)
+        self.assertIn("| `copy/host/65536` | 0.04 ms | 13.1 GB/s |", text)
+        self.assertIn("| `relu_forward/cpu_naive/65536` | 0.5 ms | 1.05 GB/s |", text)
+        with open(self.source, encoding="utf-8") as f:
+            self.assertEqual(len(json.load(f)["benchmarks"]), 2)  # only the table's rows
+        self.assertEqual(self.tool("--check").returncode, 0)
+        with open(self.readme, "w", encoding="utf-8") as f:
+            f.write(text.replace("13.1 GB/s", "13.2 GB/s"))
+        self.assertEqual(self.tool("--check").returncode, 1)
+
+    def test_a_run_missing_one_row_is_refused_and_one_with_none_leaves_the_table(self):
+        result = self.record([("copy/host/65536", 40.0, 13.1)])
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("has no median of relu_forward/cpu_naive/65536", result.stderr)
+        result = self.record([("other/x/1", 1, 1)])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("none of its rows is in", result.stdout)
+        self.assertIn("No run has been recorded for this table yet", self.text())
+
+
 COUNTED_README = """# Lesson 98
 
 <!-- generated table: counted, source counts.json -->
