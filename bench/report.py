@@ -876,7 +876,11 @@ def json_or_none(path, what):
 def load_peer(path):
     """{'header': 'PyTorch 1.13.0a0, 2 threads', 'seconds': {(op, size name): seconds},
     'train': {model: [(images/s, test accuracy) of each epoch, in order]}} from the peer's JSON."""
-    doc = json_or_none(path, "the peer figures")
+    return peer_figures(json_or_none(path, "the peer figures"), path)
+
+
+def peer_figures(doc, path):
+    """load_peer's figures from the peer's JSON document `doc`, read from `path`."""
     if not isinstance(doc, dict) or not isinstance(doc.get("peer"), str) or \
             not isinstance(doc.get("context"), dict) or not isinstance(doc.get("results"), list):
         raise ReportError(f"{path} is not the JSON of bench/pytorch_peer.py: write it with "

@@ -2,7 +2,8 @@
 """Keeps the measured and counted tables the lessons quote equal to the runs they come from.
 
     tools/lesson_tables.py --check              exit 1 if a lesson's table differs from its source
-    tools/lesson_tables.py --from run.json      record a new run (triptych report's
+    tools/lesson_tables.py --from run.json [--peer peer.json]
+                                                record a new run (triptych report's
                                                 report/benchmarks.json, or triptych_bench JSON)
                                                 as every measured table's source, then rewrite
                                                 the tables
@@ -48,18 +49,25 @@ BLOCK = re.compile(r"(<!-- generated table: (\w+), source ([\w./-]+) -->\n)(.*?)
                    r"(<!-- end of generated table -->)", re.S)
 # The rows each table needs from a run, so that a recorded source stays small, and how
 # bench/report.py writes that table from them (without its heading).
+POOL_OPS = ("max_pool2d_forward", "max_pool2d_backward", "avg_pool2d_forward",
+            "avg_pool2d_backward")
 SECTION_OPS = {"gemm_ladder": ("gemm",),
-               "fusion": ("dense_forward", "dense_forward_unfused", "copy")}
+               "fusion": ("dense_forward", "dense_forward_unfused", "copy"),
+               "pool": POOL_OPS + ("copy",)}
 SECTION_TABLES = {
-    "gemm_ladder": lambda rows, machine: report.ladder_section(rows, machine),
-    "fusion": lambda rows, machine: report.fusion_section(rows, machine, "dense_forward",
-                                                          "dense_forward_unfused"),
+    "gemm_ladder": lambda rows, machine, peer: report.ladder_section(rows, machine),
+    "fusion": lambda rows, machine, peer: report.fusion_section(rows, machine, "dense_forward",
+                                                                "dense_forward_unfused"),
+    "pool": lambda rows, machine, peer: report.pool_section(rows, machine, peer),
 }
 # What a table without a recorded run asks for.
 SECTION_NEEDS = {
     "gemm_ladder": ("it needs a machine with an NVIDIA GPU. There, run `triptych report --filter "
                     "'^gemm/'`"),
     "fusion": "run `triptych report --filter '^(dense_forward|copy)'`",
+    "pool": ("run `triptych_bench --benchmark_filter='pool2d_(forward|backward)/(cpu_naive|"
+             "cpu_eigen_omp)/' --benchmark_out=run.json` and `bench/pytorch_peer.py pool --out "
+             "peer.json`"),
 }
 
 
@@ -249,7 +257,10 @@ def render(section, source_path):
     rows, _ = report.parse_rows(doc)
     machine = report.Machine(doc["context"])
     c = doc["context"]
-    text = SECTION_TABLES[section](rows, machine).split("\n", 2)[2]  # without its heading
+    peer = report.peer_figures(doc["peer"], source_path) if "peer" in doc else None
+    text = SECTION_TABLES[section](rows, machine, peer).split("\n", 2)[2]  # without its heading
+    if peer:
+        text += f"\nPyTorch: {peer['header']}, {doc['peer']['context'].get('date', '?')}.\n"
     where = (machine.gpu if machine.has_gpu else
              f"the CPU ({c.get('num_cpus', '?')} × {c.get('mhz_per_cpu', '?')} MHz, OpenMP threads "
              f"{c.get('triptych_omp_threads', '?')}, {load_text(c)} when the run started)")
@@ -284,9 +295,13 @@ def regenerated(path, render_tables=True):
     return old, BLOCK.sub(replace, old), found
 
 
-def record(run_path, lessons):
-    """Copies the rows each lesson's tables need from `run_path` to their sources."""
+def record(run_path, lessons, peer_path=None):
+    """Copies the rows each lesson's tables need from `run_path` (and the peer's results of the
+    same ops from `peer_path`) to their sources."""
     doc = report.load_json(run_path)
+    peer = report.json_or_none(peer_path, "the peer figures") if peer_path else None
+    if peer_path:
+        report.peer_figures(peer, peer_path)  # refused here if it is not the peer's JSON
     for path in readmes(lessons):
         _, _, found = regenerated(path, render_tables=False)
         for section, source in found:
@@ -315,8 +330,12 @@ def record(run_path, lessons):
                 print(f"{os.path.relpath(source, ROOT)}: {run_path} has no rows of "
                       f"{', '.join(wanted)}; kept as it was")
                 continue
+            recorded = {"context": doc["context"], "benchmarks": kept}
+            peer_results = [r for r in (peer or {}).get("results", []) if r.get("op") in wanted]
+            if peer_results:
+                recorded["peer"] = dict(peer, results=peer_results)
             with open(source + ".tmp", "w", encoding="utf-8") as f:
-                json.dump({"context": doc["context"], "benchmarks": kept}, f, indent=1)
+                json.dump(recorded, f, indent=1)
                 f.write("\n")
             os.replace(source + ".tmp", source)
 
@@ -326,6 +345,8 @@ def main(argv):
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--check", action="store_true", help="fail if a table is out of date")
     group.add_argument("--from", dest="run", metavar="JSON", help="record this benchmark run")
+    parser.add_argument("--peer", metavar="JSON",
+                        help="with --from: bench/pytorch_peer.py's figures of the same machine")
     group.add_argument("--count", metavar="TRIPTYCH",
                        help="recount and record every counted table with this sim build's triptych")
     parser.add_argument("--triptych", metavar="TRIPTYCH",
@@ -334,8 +355,10 @@ def main(argv):
                         help="the folder of lesson folders (default: the project's lessons/)")
     args = parser.parse_args(argv)
     try:
+        if args.peer and not args.run:
+            parser.error("--peer goes with --from")
         if args.run:
-            record(args.run, args.lessons)
+            record(args.run, args.lessons, args.peer)
         if args.count:
             recount(args.count, args.lessons, write=True)
         stale = []

@@ -24,11 +24,8 @@
 // window_h rows of dx it covers, a contiguous vectorised add.
 //
 // Eigen has no part here: a window's strided rows have no Eigen expression that beats these loops.
-// Measured on this 2-core machine before with_stride and the 2x2 loop, medians of three runs (it
-// was shared with compilers, so the one-thread CPU times are the steadier figures): 16x64x112x112,
-// 3x3 stride 2, one thread, max forward 38 ms (PyTorch 1.13: 105 ms), average forward 18 ms (52
-// ms); with both threads, wall-clock, max forward 87 ms (PyTorch: 236 ms). 64x6x28x28, 2x2 stride
-// 2, one thread: max forward 0.8 ms (1.9 ms), average forward 0.35 ms (1.4 ms).
+// How fast these loops are, against cpu_naive and PyTorch: lessons/11_pooling, "Benchmarks on the
+// CPU" (with the machine, the date and the command).
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
