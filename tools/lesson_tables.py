@@ -309,12 +309,14 @@ def record(run_path, lessons, peer_path=None):
                 continue
             if section == "bench":
                 source_doc = load_bench_source(source)
-                present = [row for row in source_doc["rows"] if any(
+                missing = [row for row in source_doc["rows"] if not any(
                     e.get("run_name", e.get("name", "")).startswith(row + "/")
                     or e.get("run_name", e.get("name", "")) == row for e in doc["benchmarks"])]
-                if not present:
-                    print(f"{os.path.relpath(source, ROOT)}: none of its rows is in {run_path}; "
-                          "kept as it was")
+                if missing:  # a table is measured by one run: all its rows, or it is kept
+                    print(f"{os.path.relpath(source, ROOT)}: kept as it was, {run_path} lacks "
+                          f"{len(missing)} of its {len(source_doc['rows'])} rows ({missing[0]}, "
+                          "...)" if len(missing) > 1 else f"{os.path.relpath(source, ROOT)}: "
+                          f"kept as it was, {run_path} lacks its row {missing[0]}")
                     continue
                 kept = [bench_entry(doc, row, run_path) for row in source_doc["rows"]]
                 with open(source + ".tmp", "w", encoding="utf-8") as f:
@@ -326,9 +328,11 @@ def record(run_path, lessons, peer_path=None):
             wanted = SECTION_OPS[section]
             kept = [e for e in doc["benchmarks"]
                     if e.get("run_name", e.get("name", "")).split("/")[0] in wanted]
-            if not kept:
+            # The table's own op must be in the run: the copy rows alone are not its run.
+            if not any(e.get("run_name", e.get("name", "")).split("/")[0] == wanted[0]
+                       for e in kept):
                 print(f"{os.path.relpath(source, ROOT)}: {run_path} has no rows of "
-                      f"{', '.join(wanted)}; kept as it was")
+                      f"{wanted[0]}; kept as it was")
                 continue
             recorded = {"context": doc["context"], "benchmarks": kept}
             peer_results = [r for r in (peer or {}).get("results", []) if r.get("op") in wanted]
