@@ -53,12 +53,18 @@ POOL_OPS = ("max_pool2d_forward", "max_pool2d_backward", "avg_pool2d_forward",
             "avg_pool2d_backward")
 SECTION_OPS = {"gemm_ladder": ("gemm",),
                "fusion": ("dense_forward", "dense_forward_unfused", "copy"),
-               "pool": POOL_OPS + ("copy",)}
+               "pool": POOL_OPS + ("copy",),
+               "conv": tuple(f"conv2d_{p}_{a}" for p in ("forward", "forward_backward")
+                             for a in ("direct", "im2col", "fft"))}
+# The peer's ops a table pairs with its rows, where they are named otherwise (PyTorch has one
+# convolution, we have three algorithms).
+SECTION_PEER_OPS = {"conv": ("conv2d_forward", "conv2d_forward_backward")}
 SECTION_TABLES = {
     "gemm_ladder": lambda rows, machine, peer: report.ladder_section(rows, machine),
     "fusion": lambda rows, machine, peer: report.fusion_section(rows, machine, "dense_forward",
                                                                 "dense_forward_unfused"),
     "pool": lambda rows, machine, peer: report.pool_section(rows, machine, peer),
+    "conv": lambda rows, machine, peer: "\n".join(report.conv_sections(rows, machine, peer)),
 }
 # What a table without a recorded run asks for.
 SECTION_NEEDS = {
@@ -68,6 +74,8 @@ SECTION_NEEDS = {
     "pool": ("run `triptych_bench --benchmark_filter='pool2d_(forward|backward)/(cpu_naive|"
              "cpu_eigen_omp)/' --benchmark_out=run.json` and `bench/pytorch_peer.py pool --out "
              "peer.json`"),
+    "conv": ("run `triptych_bench --benchmark_filter='conv2d_forward' --benchmark_out=run.json` "
+             "and `bench/pytorch_peer.py conv --out peer.json`"),
 }
 
 
@@ -334,8 +342,18 @@ def record(run_path, lessons, peer_path=None):
                 print(f"{os.path.relpath(source, ROOT)}: {run_path} has no rows of "
                       f"{wanted[0]}; kept as it was")
                 continue
+            if os.path.exists(source):  # a new run must measure every row the table has
+                had = {e.get("run_name", e.get("name")) for e in report.load_json(source)
+                       .get("benchmarks", [])}
+                lacking = had - {e.get("run_name", e.get("name")) for e in kept}
+                if lacking:
+                    print(f"{os.path.relpath(source, ROOT)}: kept as it was, {run_path} lacks "
+                          f"{len(lacking)} of the {len(had)} rows it records "
+                          f"({sorted(lacking)[0]}, ...)")
+                    continue
             recorded = {"context": doc["context"], "benchmarks": kept}
-            peer_results = [r for r in (peer or {}).get("results", []) if r.get("op") in wanted]
+            peer_ops = SECTION_PEER_OPS.get(section, wanted)
+            peer_results = [r for r in (peer or {}).get("results", []) if r.get("op") in peer_ops]
             if peer_results:
                 recorded["peer"] = dict(peer, results=peer_results)
             with open(source + ".tmp", "w", encoding="utf-8") as f:

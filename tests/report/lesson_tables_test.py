@@ -256,6 +256,16 @@ class PoolTable(unittest.TestCase):
             kept = json.load(f)
         self.assertEqual([r["op"] for r in kept["peer"]["results"]], ["max_pool2d_forward"])
 
+    def test_a_run_that_lacks_a_recorded_row_leaves_the_table(self):
+        both = ["max_pool2d_forward/cpu_eigen_omp/64x6x28x28_w2s2",
+                "max_pool2d_forward/cpu_eigen_omp/16x64x112x112_w3s2"]
+        self.assertEqual(self.record(both).returncode, 0)
+        before = self.text()
+        result = self.record(both[:1])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("lacks 1 of the 2 rows it records", result.stdout)
+        self.assertEqual(self.text(), before)
+
     def test_a_run_of_copies_alone_leaves_the_table_and_a_bad_peer_is_refused(self):
         result = self.record(["copy/host/16777216"])
         self.assertEqual(result.returncode, 0, result.stderr)
