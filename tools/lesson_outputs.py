@@ -19,8 +19,8 @@ The check runs the program (as build/lessons/NAME, with OMP_NUM_THREADS=2, so th
 it prints are the same on every machine) and compares the block with its output line by line,
 column by column, except where the program says a field varies. Its lines must be printed one
 after another, and a line "..." skips printed lines; a block marked "part" may start and end
-anywhere in the output. Under TRIPTYCH_LESSON_OUTPUT=marked
-a lesson program prints each such field between marks (lessons/lesson.hpp):
+anywhere in the output. Under TRIPTYCH_LESSON_OUTPUT=marked a lesson program prints each field
+that varies between marks (lessons/lesson.hpp):
 
     \u27e6 ... \u27e7   measured: a time, a rate, a ratio of times; never compared
     \u27e8 ... \u27e9   the machine's: an error that depends on the instruction set the CPU code was

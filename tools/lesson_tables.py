@@ -127,12 +127,12 @@ def counted_rows(source, source_path):
     return body
 
 
-def render_counted(source_path):
+def render_counted(source_path, link):
     """A counted table, from its recorded source."""
     body = counted_rows(load_counted(source_path), source_path)
     return (f"Counted by the simulator (`triptych profile --op OP --backend V --shape S`, summed "
             f"over the launches of the op's check at that shape), recorded in "
-            f"[{os.path.basename(source_path)}]({os.path.basename(source_path)}) by "
+            f"[{os.path.basename(link)}]({link}) by "
             "tools/lesson_tables.py --count; counts, not times.\n\n"
             + report.table(["op", "shape", "run as", "kernel", *COUNTED_COLUMNS], body))
 
@@ -215,10 +215,10 @@ def bench_entry(doc, row, source_path):
     raise report.ReportError(f"{source_path}: the recorded run has no median of {row}")
 
 
-def render_bench(source_path):
+def render_bench(source_path, link):
     """A bench table: each row's median time and rate, under the machine, date and command."""
     doc = load_bench_source(source_path)
-    name = os.path.basename(source_path)
+    name = os.path.basename(link)
     command = doc["command"]
     if "benchmarks" not in doc:
         return (f"No run has been recorded for this table yet. Run, on a quiet machine:\n\n"
@@ -242,24 +242,25 @@ def render_bench(source_path):
             f"{c.get('mhz_per_cpu', '?')} MHz, {c.get('date', '?')}, build "
             f"{c.get('triptych_build', '?')} ({c.get('triptych_build_type', '?')}), OpenMP "
             f"threads {c.get('triptych_omp_threads', '?')}, {load_text(c)} when the run started; "
-            f"the median of {repetitions} repetitions of each row; recorded in [{name}]({name}) "
+            f"the median of {repetitions} repetitions of each row; recorded in [{name}]({link}) "
             "by tools/lesson_tables.py --from, from:\n\n"
             f"    {command}\n\n" + report.table(["row", "time", "rate"], body))
 
 
-def render(section, source_path):
-    """The Markdown between the markers: the table of `section` from the run at `source_path`."""
+def render(section, source_path, link):
+    """The Markdown between the markers: the table of `section` from the run at `source_path`,
+    which the README names `link` (relative to its folder: a lesson may quote another's run)."""
     if section == "counted":
-        return render_counted(source_path)
+        return render_counted(source_path, link)
     if section == "bench":
-        return render_bench(source_path)
+        return render_bench(source_path, link)
     if section not in SECTION_OPS:
         raise report.ReportError(f"unknown generated table '{section}' (known: bench, counted, "
                                  f"{', '.join(SECTION_OPS)})")
     if not os.path.exists(source_path):
         return (f"No run has been recorded for this table yet: {SECTION_NEEDS[section]}, then "
                 "`tools/lesson_tables.py --from report/benchmarks.json`, which records the run "
-                f"next to this lesson ({os.path.basename(source_path)}) and writes the table "
+                f"where this lesson names it ({link}) and writes the table "
                 "here.\n")
     doc = report.load_json(source_path)
     rows, _ = report.parse_rows(doc)
@@ -274,7 +275,7 @@ def render(section, source_path):
              f"{c.get('triptych_omp_threads', '?')}, {load_text(c)} when the run started)")
     return (f"Measured on: {where}, host {c.get('host_name', '?')}, {c.get('date', '?')}, "
             f"build {c.get('triptych_build', '?')} ({c.get('triptych_build_type', '?')}); "
-            f"recorded in [{os.path.basename(source_path)}]({os.path.basename(source_path)}) by "
+            f"recorded in [{os.path.basename(link)}]({link}) by "
             "tools/lesson_tables.py.\n\n" + text)
 
 
@@ -299,7 +300,7 @@ def regenerated(path, render_tables=True):
     def replace(m):
         source = os.path.join(folder, m[3])
         found.append((m[2], source))
-        return m[1] + (render(m[2], source) if render_tables else m[4]) + m[5]
+        return m[1] + (render(m[2], source, m[3]) if render_tables else m[4]) + m[5]
     return old, BLOCK.sub(replace, old), found
 
 
