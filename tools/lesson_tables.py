@@ -206,11 +206,21 @@ def load_bench_source(path):
     return doc
 
 
+def run_name(entry):
+    """A benchmark entry's run name: 'relu_forward/cpu_naive/65536/real_time'."""
+    return entry.get("run_name", entry.get("name", ""))
+
+
+def is_row(entry, row):
+    """Whether a benchmark entry measures `row` ('op/variant/size')."""
+    name = run_name(entry)
+    return name == row or name.startswith(row + "/")
+
+
 def bench_entry(doc, row, source_path):
     """The median aggregate of `row` ('op/variant/size') in a recorded run."""
     for entry in doc.get("benchmarks", []):
-        name = entry.get("run_name", entry.get("name", ""))
-        if (name == row or name.startswith(row + "/")) and entry.get("aggregate_name") == "median":
+        if is_row(entry, row) and entry.get("aggregate_name") == "median":
             return entry
     raise report.ReportError(f"{source_path}: the recorded run has no median of {row}")
 
@@ -318,9 +328,8 @@ def record(run_path, lessons, peer_path=None):
                 continue
             if section == "bench":
                 source_doc = load_bench_source(source)
-                missing = [row for row in source_doc["rows"] if not any(
-                    e.get("run_name", e.get("name", "")).startswith(row + "/")
-                    or e.get("run_name", e.get("name", "")) == row for e in doc["benchmarks"])]
+                missing = [row for row in source_doc["rows"]
+                           if not any(is_row(e, row) for e in doc["benchmarks"])]
                 if missing:  # a table is measured by one run: all its rows, or it is kept
                     print(f"{os.path.relpath(source, ROOT)}: kept as it was, {run_path} lacks "
                           f"{len(missing)} of its {len(source_doc['rows'])} rows ({missing[0]}, "
@@ -336,17 +345,15 @@ def record(run_path, lessons, peer_path=None):
                 continue
             wanted = SECTION_OPS[section]
             kept = [e for e in doc["benchmarks"]
-                    if e.get("run_name", e.get("name", "")).split("/")[0] in wanted]
+                    if run_name(e).split("/")[0] in wanted]
             # The table's own op must be in the run: the copy rows alone are not its run.
-            if not any(e.get("run_name", e.get("name", "")).split("/")[0] == wanted[0]
-                       for e in kept):
+            if not any(run_name(e).split("/")[0] == wanted[0] for e in kept):
                 print(f"{os.path.relpath(source, ROOT)}: {run_path} has no rows of "
                       f"{wanted[0]}; kept as it was")
                 continue
             if os.path.exists(source):  # a new run must measure every row the table has
-                had = {e.get("run_name", e.get("name")) for e in report.load_json(source)
-                       .get("benchmarks", [])}
-                lacking = had - {e.get("run_name", e.get("name")) for e in kept}
+                had = {run_name(e) for e in report.load_json(source).get("benchmarks", [])}
+                lacking = had - {run_name(e) for e in kept}
                 if lacking:
                     print(f"{os.path.relpath(source, ROOT)}: kept as it was, {run_path} lacks "
                           f"{len(lacking)} of the {len(had)} rows it records "
