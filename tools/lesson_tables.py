@@ -2,6 +2,7 @@
 """Keeps the measured and counted tables the lessons quote equal to the runs they come from.
 
     tools/lesson_tables.py --check              exit 1 if a lesson's table differs from its source
+    tools/lesson_tables.py --write              rewrite every table from its recorded source
     tools/lesson_tables.py --from run.json [--peer peer.json]
                                                 record a new run (triptych report's
                                                 report/benchmarks.json, or triptych_bench JSON)
@@ -31,7 +32,20 @@ machine, the date, the load and the command. For a counted table (`counted`) it 
 each with the counts that run printed (`--json`) once recorded (and, optionally, "show": the short
 names of the kernels the table keeps, and "by_kernel": true for a row per kernel rather than one
 for the run); the counts follow from the addresses each warp touches, so a recount gives the same
-numbers on every machine, and the check with --triptych proves it. Nobody types the numbers. Standard library only (and bench/report.py).
+numbers on every machine, and the check with --triptych proves it. Nobody types the numbers in a
+README. Standard library only (and bench/report.py).
+
+A noted table (`noted`) shows figures written down from a run whose JSON was not kept (the H200
+runs of lessons/15_performance/h200.json): {"machine", "kept", "runs": {name: {"date", "code",
+"build", "command", "written_down"}}, "figures": [{"row", "run", "time_us" and/or "rate" with
+"unit" or "of_copy", optional "code" and "note"}]}. Its marker says which figures it shows, after
+the source: ", rows REGEX" (searched in each row name), optionally ", run NAME", and ", by
+variant" for a line per op and size with a column per variant, to which ", ratio A/B" adds A's
+speedup over B:
+
+    <!-- generated table: noted, source ../15_performance/h200.json, rows ^gemm/, by variant -->
+
+The figures live in that one file, each once; a lesson quotes them only through such a table.
 """
 import argparse
 import json
@@ -45,8 +59,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import report  # noqa: E402  (bench/report.py)
 
-BLOCK = re.compile(r"(<!-- generated table: (\w+), source ([\w./-]+) -->\n)(.*?)"
-                   r"(<!-- end of generated table -->)", re.S)
+BLOCK = re.compile(r"(<!-- generated table: (\w+), source ([\w./-]+)((?:, [^\n]*?)?) -->\n)"
+                   r"(.*?)(<!-- end of generated table -->)", re.S)
 # The rows each table needs from a run, so that a recorded source stays small, and how
 # bench/report.py writes that table from them (without its heading).
 POOL_OPS = ("max_pool2d_forward", "max_pool2d_backward", "avg_pool2d_forward",
@@ -257,15 +271,160 @@ def render_bench(source_path, link):
             f"    {command}\n\n" + report.table(["row", "time", "rate"], body))
 
 
-def render(section, source_path, link):
+# ---- noted figures: medians written down from a run whose JSON was not kept
+
+def load_noted(path):
+    """A noted table's source: {"machine": ..., "kept": how the figures were kept, "runs": {id:
+    {"date", "code", "build", "command", "written_down"}}, "figures": [{"row", "run", and some
+    of "time_us", "rate" with "unit", "of_copy" (a share of the device copy), "code", "note"}]}."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise report.ReportError(f"cannot read the noted figures {path}: {e}")
+    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), dict) or not isinstance(
+            doc.get("figures"), list) or not isinstance(doc.get("machine"), str):
+        raise report.ReportError(f"{path} is not a file of noted figures ({{\"machine\": ..., "
+                                 "\"runs\": {...}, \"figures\": [...]}})")
+    for figure in doc["figures"]:
+        if not isinstance(figure, dict) or figure.get("run") not in doc["runs"] or not any(
+                k in figure for k in ("time_us", "rate", "of_copy")):
+            raise report.ReportError(f"{path}: a figure needs a row, a run of \"runs\" and a time, "
+                                     f"a rate or a share of the copy: {figure}")
+        if "rate" in figure and figure.get("unit") not in ("GB/s", "GFLOP/s"):
+            raise report.ReportError(f"{path}: {figure['row']}: a rate needs its unit, GB/s or "
+                                     "GFLOP/s")
+    return doc
+
+
+def noted_options(options):
+    """', rows REGEX, run NAME, by variant, ratio A/B' -> (rows regex, run or None, by variant?,
+    [(A, B)])."""
+    rows, run, by_variant, ratios = None, None, False, []
+    for option in filter(None, (o.strip() for o in options.split(", "))):
+        if option.startswith("rows "):
+            try:
+                rows = re.compile(option[5:])
+            except re.error as e:
+                raise report.ReportError(f"a noted table's rows '{option[5:]}': {e}")
+        elif option.startswith("run "):
+            run = option[4:]
+        elif option == "by variant":
+            by_variant = True
+        elif option.startswith("ratio ") and option.count("/") == 1:
+            ratios.append(tuple(option[6:].split("/")))
+        else:
+            raise report.ReportError(f"a noted table takes 'rows REGEX', 'run NAME', 'by variant' "
+                                     f"and 'ratio A/B', not '{option}'")
+    if rows is None:
+        raise report.ReportError("a noted table needs 'rows REGEX': which figures it shows")
+    if ratios and not by_variant:
+        raise report.ReportError("'ratio A/B' goes with 'by variant'")
+    return rows, run, by_variant, ratios
+
+
+def fmt_time(us):
+    return f"{report.fmt_number(us)} µs" if us < 1000 else f"{report.fmt_number(us / 1000)} ms"
+
+
+def fmt_rate(figure):
+    if "rate" in figure:
+        return f"{report.fmt_number(figure['rate'])} {figure['unit']}"
+    if "of_copy" in figure:
+        return f"{report.fmt_number(100 * figure['of_copy'])}% of the device copy"
+    return "—"
+
+
+def noted_caption(doc, runs, link):
+    """Where the figures come from: the machine, each run's date, build, command and code."""
+    lines = [f"Measured on: {doc['machine']}. {doc.get('kept', '')}"]
+    for name in runs:
+        r = doc["runs"][name]
+        lines.append(f"- run `{name}`, {r.get('date', '?')}, code of {r.get('code', '?')}: "
+                     f"{r.get('build', '?')}; {r.get('command', '?')}; written down in "
+                     f"{r.get('written_down', '?')}.")
+    lines.append(f"\nRecorded in [{os.path.basename(link)}]({link}); tools/lesson_tables.py "
+                 "writes this table from it.\n")
+    return "\n".join(lines) + "\n"
+
+
+def render_noted(source_path, link, options):
+    """The figures whose row matches the marker's REGEX: one line each, or (by variant) one line
+    per op and size with a column per variant and the ratios of the rates (or times) asked for."""
+    doc = load_noted(source_path)
+    pattern, run, by_variant, ratios = noted_options(options)
+    if run is not None and run not in doc["runs"]:
+        raise report.ReportError(f"{source_path} has no run '{run}' (it has "
+                                 f"{', '.join(doc['runs'])})")
+    figures = [f for f in doc["figures"]
+               if pattern.search(f["row"]) and run in (None, f["run"])]
+    if not figures:
+        raise report.ReportError(f"{source_path}: no figure's row matches '{pattern.pattern}'"
+                                 + (f" in run {run}" if run else ""))
+    runs = list(dict.fromkeys(f["run"] for f in figures))
+    if not by_variant:
+        body = [[f"`{f['row']}`", fmt_time(f["time_us"]) if "time_us" in f else "—",
+                 fmt_rate(f), f["run"], f.get("code", doc["runs"][f["run"]].get("code", "?")),
+                 f.get("note", "")] for f in figures]
+        return noted_caption(doc, runs, link) + report.table(
+            ["row", "time", "rate", "run", "code of", "note"], body)
+    cells, variants = {}, []
+    for f in figures:
+        parts = f["row"].split("/")
+        if len(parts) != 3:
+            raise report.ReportError(f"{source_path}: '{f['row']}' is not op/variant/size")
+        op, variant, size = parts
+        if (op, size, variant) in cells:
+            raise report.ReportError(f"{source_path}: two figures of {f['row']} in one table")
+        cells[(op, size, variant)] = f
+        if variant not in variants:
+            variants.append(variant)
+    lines = list(dict.fromkeys((op, size) for op, size, _ in cells))
+
+    def shown(f):
+        if f is None:
+            return "—"
+        if "time_us" in f and "rate" in f:
+            return f"{fmt_time(f['time_us'])} ({fmt_rate(f)})"
+        return fmt_time(f["time_us"]) if "time_us" in f else fmt_rate(f)
+
+    def ratio(a, b):  # how many times faster a is than b, on the same work
+        if a is None or b is None:
+            return "—"
+        if "time_us" in a and "time_us" in b:  # times carry more digits than rates
+            return report.fmt_times(b["time_us"] / a["time_us"])
+        if "rate" in a and "rate" in b:
+            return report.fmt_times(a["rate"] / b["rate"])
+        return "—"
+    for a, b in ratios:
+        if a not in variants or b not in variants:
+            raise report.ReportError(f"ratio {a}/{b}: the table's variants are "
+                                     f"{', '.join(variants)}")
+    several_ops = len({op for op, _ in lines}) > 1
+    body = [[f"{op} {size}" if several_ops else size,
+             *(shown(cells.get((op, size, v))) for v in variants),
+             *(ratio(cells.get((op, size, a)), cells.get((op, size, b))) for a, b in ratios)]
+            for op, size in lines]
+    return noted_caption(doc, runs, link) + report.table(
+        ["op and size" if several_ops else lines[0][0] + " size", *variants,
+         *(f"{a} over {b}" for a, b in ratios)], body)
+
+
+def render(section, source_path, link, options=""):
     """The Markdown between the markers: the table of `section` from the run at `source_path`,
-    which the README names `link` (relative to its folder: a lesson may quote another's run)."""
+    which the README names `link` (relative to its folder: a lesson may quote another's run);
+    `options` is what the marker says after the source (", rows REGEX, by variant")."""
+    if section == "noted":
+        return render_noted(source_path, link, options)
+    if options:
+        raise report.ReportError(f"a {section} table takes no options (the marker says "
+                                 f"'{options.lstrip(', ')}')")
     if section == "counted":
         return render_counted(source_path, link)
     if section == "bench":
         return render_bench(source_path, link)
     if section not in SECTION_OPS:
-        raise report.ReportError(f"unknown generated table '{section}' (known: bench, counted, "
+        raise report.ReportError(f"unknown generated table '{section}' (known: bench, counted, noted, "
                                  f"{', '.join(SECTION_OPS)})")
     if not os.path.exists(source_path):
         return (f"No run has been recorded for this table yet: {SECTION_NEEDS[section]}, then "
@@ -310,7 +469,7 @@ def regenerated(path, render_tables=True):
     def replace(m):
         source = os.path.join(folder, m[3])
         found.append((m[2], source))
-        return m[1] + (render(m[2], source, m[3]) if render_tables else m[4]) + m[5]
+        return m[1] + (render(m[2], source, m[3], m[4]) if render_tables else m[5]) + m[6]
     return old, BLOCK.sub(replace, old), found
 
 
@@ -324,7 +483,7 @@ def record(run_path, lessons, peer_path=None):
     for path in readmes(lessons):
         _, _, found = regenerated(path, render_tables=False)
         for section, source in found:
-            if section == "counted":
+            if section in ("counted", "noted"):
                 continue
             if section == "bench":
                 source_doc = load_bench_source(source)
@@ -374,6 +533,8 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--check", action="store_true", help="fail if a table is out of date")
+    group.add_argument("--write", action="store_true",
+                       help="rewrite every table from its recorded source (after editing one)")
     group.add_argument("--from", dest="run", metavar="JSON", help="record this benchmark run")
     parser.add_argument("--peer", metavar="JSON",
                         help="with --from: bench/pytorch_peer.py's figures of the same machine")

@@ -20,9 +20,8 @@
 //            6 x 25 x 784 GEMM per image, far too small for sgemm to run well; several images
 //            make one 6 x 25 x (images*784) GEMM. Images are taken `col_budget` floats of col at
 //            a time, col staying in L2 from im2col to GEMM (a ResNet 3x3 layer on 56x56, 7 MB of
-//            col per image, goes one image per GEMM). Measured on one thread (2-core machine,
-//            best of 20, others' builds running), LeNet conv1/conv2 forward: 1 MiB chunks
-//            1.5/1.2 ms, 4 MiB 1.4-2.4/1.6-2.1 ms, the whole batch (5 MB) 1.9-2.5/2.1 ms.
+//            col per image, goes one image per GEMM). Chunks that stay in L2 ran LeNet's layers
+//            faster than larger chunks or the whole batch at once.
 //            The GEMM's layout (K, images*P*Q) differs from y's (images, K, P*Q), so y and dy
 //            are reordered on the way in and out (a pass over y, small next to the GEMM).
 //            With stride 1 and 16 channels or more in and out, col is not built at all:
@@ -65,7 +64,8 @@ Run inside_image(std::int64_t tap, std::int64_t stride, std::int64_t pad, std::i
 // and every output row p: the outputs out_index .. out_index + count - 1 of a (P, Q) plane read
 // the inputs in_index, in_index + stride, ... of an (H, W) plane (stride = stride_w). A stride of
 // 1 is passed as a compile-time constant: the compiler then vectorises the runs with plain
-// loads and stores (a run-time stride compiles to one scalar load per element, 3x slower here).
+// loads and stores (a run-time stride compiles to one scalar load per element, several times
+// slower).
 template <typename RunBody>
 void for_each_tap_row(const Conv2dShape& s, RunBody run) {
     const std::int64_t P = s.P(), Q = s.Q();
@@ -118,10 +118,11 @@ bool reads_padding(const Conv2dShape& s, std::int64_t r, std::int64_t t) {
     return rows.begin > 0 || rows.end < s.P() || cols.begin > 0 || cols.end < s.Q();
 }
 
-// These four run on the calling thread: the GEMM between them runs on OpenBLAS's own threads,
-// and an OpenMP team working (or spinning) beside that pool puts three busy threads on two cores.
-// Measured on the 2-core machine under others' builds, forward on LeNet conv1 / conv2 / ResNet
-// 3x3: 5.5 / 6.0 / 125 ms with these on one thread, 60 / 32 / 336 ms with them on OpenMP.
+// These four run on the calling thread. They were written when the GEMM between them ran on
+// OpenBLAS's own pool of threads, beside which an OpenMP team working (or spinning) put three
+// busy threads on two cores and ran the layers several times slower. The GEMM now splits over
+// the OpenMP team itself (gemm.cpp: one pool), so an OpenMP loop here would no longer fight it;
+// that has not been tried.
 
 // col (C*R*S, chunk.count*P*Q): row c*R*S + tap, column i*P*Q + p*Q + q holds the input that tap
 // multiplies for output (p, q) of image first + i, or 0 in the padding.

@@ -30,15 +30,8 @@
 // Each output element is summed in a fixed order whatever the thread count, so results are
 // reproducible bit for bit.
 //
-// Measured on the 2-core machine (AVX-512), one thread, best of 31 calls, ms, others' builds
-// running (load average 3-4); forward / backward_data / backward_weights:
-//   LeNet conv1   this 0.33-0.47 / 0.52-0.65 / 1.1-1.4    im2col 1.5-2.0 / 0.8-1.1 / 1.2-1.6
-//   LeNet conv2   this 0.42-0.55 / 1.0-1.1 / 0.85-0.95    im2col 1.6-1.7 / 1.5 / 1.9-2.0
-//   ResNet 3x3    this 47-67 / 50-67 / 150                im2col 74-96 / 61-77 / 72-95
-// Before by pixels existed, LeNet conv1 went by channels: forward 1.2-1.7, backward_data (one
-// output channel in 16 lanes) 7.7-10.6. The version this replaces (one output plane per task, a
-// strided axpy per tap, each output plane streamed through memory once per (c, r, t)) took, on
-// two threads (benchmark medians, load 2), forward 11.9 / 24 / 715 ms on these three layers.
+// lessons/08_conv_direct measures these kernels against im2col, the FFT and PyTorch (its
+// generated tables, recorded in lessons/08_conv_direct/conv.json).
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -349,7 +342,7 @@ std::unique_ptr<float[]> filters_by_tap(const Conv2dShape& s, const Correlation&
 constexpr std::int64_t chunk_images = 8;
 
 // Block sizes (taps summed at once) weight_gradient_block is compiled for: 8, or 9 (a 3x3 filter
-// in one block: ResNet's 3x3 backward_weights 280 -> 150 ms on one thread), whose sums and tap
+// in one block, so that its pixels stream past once instead of twice), whose sums and tap
 // offsets stay in registers. Blocks of up to 25 taps ran out of general registers: each tap's
 // offset was reloaded from the stack.
 using TapBlocks = WidthList<8, 9>;

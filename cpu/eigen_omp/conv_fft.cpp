@@ -40,10 +40,10 @@
 // transform is two small dense products instead, a "pruned" DFT:
 //   W = D_h (F_h, R) * w (R, S) * D_w (S, F_w/2 + 1),   D[f, p] = e^{-2 pi i f p / F},
 // done for all K*C filters at once as two matrix products (GEMMs). kissfft is scalar and
-// recursive, ~450 ns per 80-point column; a GEMM does a complex multiply-add in ~0.15 ns. On the
-// 11x11 layer the 256 filters' columns cost 4.6 ms by FFT, 1.0 ms by product (one thread,
-// OpenBLAS); the product stays cheaper up to R ~ 30 on an 80-point grid and is about even for a
-// filter as large as the grid.
+// recursive, hundreds of nanoseconds per 80-point column, where a GEMM does a complex
+// multiply-add in a fraction of a nanosecond: on the 11x11 layer the product is several times
+// cheaper than the filters' FFTs, and it stays cheaper up to R ~ 30 on an 80-point grid (about
+// even for a filter as large as the grid).
 //
 // The grid length is the one kissfft transforms fastest per 2D grid (fft_length, measured): 80,
 // not 72, for the bench's 64x64 layers.
@@ -59,14 +59,9 @@
 // filter products by Eigen's own product and by one single-threaded BLAS panel per OpenMP thread
 // (filter_transform).
 //
-// Measured on the 11x11 layer (N=8, C=16, 64x64, K=16, pad 5; 2 threads on the shared 2-core
-// machine, load 0.9-1.1; best / median of 40 runs): forward 14.3 / 16-18 ms, forward + backward
-// 44 / 52 ms. The version before (per-plane kissfft of filters too, spectra plane by plane, 72
-// allowed): 19.7 / 22-26 ms and 58 / 60-73 ms. PyTorch 1.13 (oneDNN direct, AVX-512) 11-15 ms
-// forward on the same machine. Single thread, kissfft is ~45% of the forward, the channel sums
-// 15%, the row and column shuffles 20%, the filter products 10%. The sweep (N=8, C=16, 64x64,
-// K=16, R = 3..15, all on the 80-point grid) stays flat: 17-24 ms under load 1.5-2.4, while
-// direct and im2col grow with R*S.
+// lessons/10_conv_fft measures it against direct and im2col, and the sweep over filter sizes
+// where its cost stays flat while theirs grows with R*S (tables recorded in
+// lessons/08_conv_direct/conv.json and lessons/10_conv_fft/sweep.json).
 #include <cmath>
 #include <complex>
 #include <numbers>

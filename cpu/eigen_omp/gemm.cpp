@@ -11,8 +11,9 @@
 // One pool of threads, not two. Debian's OpenBLAS runs every sgemm on a thread pool of its own
 // (pthreads), whose workers keep spinning for a while after each call, waiting for the next. The
 // ops around a GEMM in a network (bias, ReLU, pooling, the direct convolution) run on OpenMP's
-// team, so after every GEMM the two pools fought over the cores: LeNet's training step ran 2.4x
-// slower on 2 cores and 50x slower on a 16-core machine than with OpenBLAS on one thread. So the
+// team, so after every GEMM the two pools fought over the cores: LeNet's training step ran
+// several times slower than with OpenBLAS on one thread, and far slower still on a 16-core
+// machine (lessons/02_matmul_naive, "cpu_eigen_omp — a library", tells the story). So the
 // backend keeps OpenBLAS on one thread (use_one_thread_pool, called when it is made) and gemm
 // splits C among the OpenMP threads instead: each thread computes its panel of C's rows (or of
 // its columns, when C is wider than tall) with one single-threaded sgemm.

@@ -81,10 +81,9 @@ void for_each_plane(const Pool2dShape& s, Plane plane) {
 
 // Calls body(stride) with s.stride_w, as a compile-time constant when it is 1 or 2 (the common
 // strides): the interior loops then load a row's taps with whole-vector loads and shuffles; a
-// stride known only at run time compiles to one scalar load and insert per element. Forward, 2
-// threads, medians of 3 rounds against the run-time stride: 16x64x112x112 3x3 stride 2, max
-// 21.2 -> 15.9 ms, average 10.3 -> 6.6 ms; LeNet's 64x6x28x28 2x2 stride 2, max 0.38 -> 0.32 ms
-// (its 14-wide rows are short, and the loop overhead around them dominates), average unchanged.
+// stride known only at run time compiles to one scalar load and insert per element. Rows as short
+// as LeNet's (14 outputs) gain little: the loop overhead around them dominates
+// (max_pool_plane_2x2 below). lessons/11_pooling measures the pooling rows.
 template <typename Body>
 void with_stride(const Pool2dShape& s, Body body) {
     if (s.stride_w == 1)
@@ -151,9 +150,8 @@ bool two_by_two(const Pool2dShape& s) {
 // One plane of two_by_two windows: each output compares its window's four inputs, two
 // neighbours in each of two rows, in row-major order, a later one winning only when strictly
 // larger or the first NaN (replaces_max). max_pool_plane's loops over taps and edges cost more than
-// the work on rows as short as LeNet's (14 and 5 outputs). Forward on 64x6x28x28, 2 threads,
-// medians of 3 rounds: 0.36 ms by max_pool_plane, 0.089 ms by this; LeNet's training step 5.0
-// -> 4.2 ms.
+// the work on rows as short as LeNet's (14 and 5 outputs), and this loop runs LeNet's max-pool
+// forward several times faster than max_pool_plane did.
 void max_pool_plane_2x2(const Pool2dShape& s, const float* in, float* y, float* argmax) {
     const std::int64_t P = s.P(), Q = s.Q(), W = s.W;
     const float right = 1.0f, below = float(W), below_right = float(W + 1);

@@ -17,7 +17,7 @@
 // Both read each element once and cost the same: a sum does one addition per 4 bytes read, so
 // memory bandwidth bounds it, not the order of the additions. (An earlier version summed each
 // chunk in double, `.cast<double>().sum()`: Eigen does not vectorise that widening, and the
-// deterministic mode ran 3.7x slower than the fast one on one thread.)
+// deterministic mode ran several times slower than the fast one.)
 #include "cpu/eigen_omp/eigen.hpp"
 #include "cpu/eigen_omp/ops.hpp"
 #include "cpu/eigen_omp/parallel.hpp"

@@ -4,9 +4,9 @@
 //   fast: sum_atomic_kernel, one thread per element, each atomicAdd-ing its element to one total.
 //     The most direct port, and the slowest: n atomics on a single address, which the GPU
 //     serialises, in an order that changes from run to run (so do the last bits of the result).
-//     Measured on an H200: 118 ms for 2^26 floats (2.3 GB/s). And one float total that grows
-//     term by term stops growing at 2^24, where adding a value below 1 rounds to no change: the
-//     sum of 2^26 values in [0, 1) came out as 16777216 instead of about 33554000.
+//     And one float total that grows term by term stops growing at 2^24, where adding a value
+//     below 1 rounds to no change (lessons/06_losses_reductions/README.md, "On a GPU", has what
+//     this kernel measured on an H200).
 //   deterministic: two launches, global memory only.
 //     sum_strided_kernel: thread t of T (T = 8192, fewer for small n) adds x[t], x[t + T],
 //       x[t + 2T], ... in that order (each step, a warp reads 32 consecutive floats) and writes
@@ -29,8 +29,8 @@
 namespace triptych::gpu_naive {
 namespace {
 
-// 32 blocks of 256 threads: T = 8192 partial sums, few enough for one thread to add them in about
-// 0.25 ms on an H200, enough threads for many loads in flight (2^26 floats in 1.2 ms, 220 GB/s).
+// 32 blocks of 256 threads: T = 8192 partial sums, few enough for one thread to add them in well
+// under a millisecond, and enough threads for many loads in flight.
 constexpr std::int64_t max_partials = 32 * elementwise_threads;
 
 __global__ void sum_atomic_kernel(std::int64_t n, const float* x, float* total) {

@@ -10,10 +10,10 @@ class GpuTiled final : public gpu::GpuBackend {
 public:
     GpuTiled() : GpuBackend("gpu_tiled") {}
     // Direct first (a tile and its halo in shared memory), then im2col + the tiled GEMM, then the
-    // hand-written FFT. Measured on an H200 training LeNet (triptych train --profile): with
-    // im2col the backward pass of the first convolution took 2.0 ms per batch of 64, its
-    // weight-gradient GEMM (6 x 25, summed over 50,176 terms) filling one block of the GPU; the
-    // direct pass, whose weight gradient splits the images over many warps, 0.16 ms.
+    // hand-written FFT. With im2col, the weight-gradient GEMM of LeNet's first layer (6 x 25,
+    // summed over 50,176 terms) fills one block of the GPU; the direct pass splits the images
+    // over many warps, and was 15 times faster on an H200 (lessons/09_conv_im2col/README.md,
+    // "On a GPU").
     std::vector<ConvAlgorithm> conv2d_algorithms() const override {
         return {ConvAlgorithm::direct, ConvAlgorithm::im2col, ConvAlgorithm::fft};
     }

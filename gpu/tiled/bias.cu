@@ -11,9 +11,9 @@
 //     each column are added through shared memory and warp shuffles. Version 1 gives each column
 //     one thread, which loops over every row alone.
 // bias_backward adds in a fixed order (no atomics): the same dy gives the same bits on every run.
-// Measured on an H200: bias_backward of 8192 x 4096 runs at 3.8 TB/s (version 1: 0.15 TB/s). Its
-// limit is few columns: a 65536 x 10 output layer is a single block (50 us, 52 GB/s); splitting the
-// rows over several blocks, with a second pass over their partial sums, would lift it.
+// Its limit is few columns: a 65536 x 10 output layer is a single block; splitting the rows over
+// several blocks, with a second pass over their partial sums, would lift it. Its figures measured
+// on a GPU: lessons/04_dense_layer/README.md, "On a GPU".
 #include "gpu/runtime/cuda.hpp"
 
 #include "common/kernels.hpp"

@@ -316,8 +316,8 @@ __global__ void conv2d_backward_bias_kernel(std::int64_t N, std::int64_t K, std:
 
 // How many groups of images the backward-weights pass splits the batch into. A layer with few
 // weights (LeNet's first: 150) gives one warp per weight far too few warps to fill a GPU, each
-// walking all N*P*Q terms alone (measured on an H200: 0.95 ms for that layer's backward pass,
-// 65 times its forward pass). Splitting the images gives about split_target_warps warps, each
+// walking all N*P*Q terms alone (lessons/08_conv_direct/README.md, "On a GPU", has what that
+// cost on an H200). Splitting the images gives about split_target_warps warps, each
 // summing its share; a second small kernel adds the shares. The split depends on the shape only,
 // so the additions happen in the same order on every run.
 constexpr std::int64_t split_target_warps = 4096;

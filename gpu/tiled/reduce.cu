@@ -24,8 +24,8 @@
 //                    depends on n only (elementwise_grid), so the same x gives the same bits on
 //                    every run and every GPU. The losses (losses.cu) use this mode.
 // The result travels to the host through a small device buffer (the partials and the total),
-// allocated per call. Measured on an H200: 2^26 floats in 153 us (1.76 TB/s) in either mode; for
-// 1000 floats, 28 us, nearly all of it that allocation and the copy back, not the kernels.
+// allocated per call: for a small n that allocation and the copy back, not the kernels, are most
+// of the time. Its figures measured on a GPU: lessons/06_losses_reductions/README.md, "On a GPU".
 #include "gpu/runtime/cuda.hpp"
 
 #include "common/kernels.hpp"

@@ -347,6 +347,111 @@ class CountedTables(unittest.TestCase):
         self.assertEqual(self.tool("--check").returncode, 1)
 
 
+NOTED_README = """# Lesson 95
+
+<!-- generated table: noted, source gpu.json, rows ^relu_forward/, by variant, ratio gpu_tiled/gpu_naive -->
+<!-- end of generated table -->
+
+<!-- generated table: noted, source gpu.json, rows ^sum_ -->
+<!-- end of generated table -->
+"""
+
+
+def noted_figures():
+    return {"machine": "NVIDIA Test GPU", "kept": "Written down by hand.",
+            "runs": {"r1": {"date": "2026-11-30", "code": "abc1234", "build": "cuda build",
+                            "command": "triptych_bench", "written_down": "a note"}},
+            "figures": [
+                {"row": "relu_forward/gpu_naive/65536", "run": "r1", "time_us": 12.0,
+                 "rate": 44.0, "unit": "GB/s"},
+                {"row": "relu_forward/gpu_tiled/65536", "run": "r1", "time_us": 10.0,
+                 "rate": 52.0, "unit": "GB/s"},
+                {"row": "relu_forward/gpu_tiled/1048576", "run": "r1", "time_us": 11.5},
+                {"row": "sum_fast/gpu_naive/1000", "run": "r1", "of_copy": 0.45,
+                 "note": "one atomic per element"}]}
+
+
+class NotedTables(unittest.TestCase):
+    """Figures written down from a run whose JSON was not kept: one file, tables by regex."""
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.lessons = os.path.join(self.dir, "lessons")
+        os.makedirs(os.path.join(self.lessons, "95_noted"))
+        self.readme = os.path.join(self.lessons, "95_noted", "README.md")
+        self.source = os.path.join(self.lessons, "95_noted", "gpu.json")
+        self.write(NOTED_README, noted_figures())
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def write(self, readme, figures):
+        with open(self.readme, "w", encoding="utf-8") as f:
+            f.write(readme)
+        with open(self.source, "w", encoding="utf-8") as f:
+            json.dump(figures, f)
+
+    def tool(self, *args):
+        return subprocess.run([sys.executable, TOOL, "--lessons", self.lessons, *args],
+                              capture_output=True, text=True)
+
+    def text(self):
+        with open(self.readme, encoding="utf-8") as f:
+            return f.read()
+
+    def test_the_figures_become_tables_by_variant_and_by_row_and_a_planted_digit_fails(self):
+        self.assertEqual(self.tool("--check").returncode, 1)  # the tables are not written yet
+        result = self.tool("--write")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        text = self.text()
+        self.assertIn("Measured on: NVIDIA Test GPU. Written down by hand.", text)
+        self.assertIn("- run `r1`, 2026-11-30, code of abc1234: cuda build; triptych_bench; "
+                      "written down in a note.", text)
+        self.assertIn("| relu_forward size | gpu_naive | gpu_tiled | gpu_tiled over gpu_naive |",
+                      text)
+        # The ratio comes from the times where both have one: 12 / 10.
+        self.assertIn("| 65536 | 12.0 µs (44.0 GB/s) | 10.0 µs (52.0 GB/s) | 1.20× |", text)
+        self.assertIn("| 1048576 | — | 11.5 µs | — |", text)
+        self.assertIn("| `sum_fast/gpu_naive/1000` | — | 45.0% of the device copy | r1 | abc1234 | "
+                      "one atomic per element |", text)
+        self.assertNotIn("sum_fast", text.split("rows ^sum_")[0])  # each table its own rows
+        self.assertEqual(self.tool("--check").returncode, 0)
+        with open(self.readme, "w", encoding="utf-8") as f:
+            f.write(text.replace("11.5 µs", "11.6 µs"))
+        self.assertEqual(self.tool("--check").returncode, 1)
+        # ...and so does a changed figure in the source, against the written table.
+        self.write(text, dict(noted_figures(), figures=[
+            dict(f, time_us=11.6) if f["row"].endswith("1048576") else f
+            for f in noted_figures()["figures"]]))
+        self.assertEqual(self.tool("--check").returncode, 1)
+
+    def test_bad_options_and_bad_figures_are_refused_by_name(self):
+        cases = [
+            ("rows ^gemm/", noted_figures(), "no figure's row matches '^gemm/'"),
+            ("rows ^relu, sorted", noted_figures(), "not 'sorted'"),
+            ("by variant", noted_figures(), "needs 'rows REGEX'"),
+            ("rows ^relu, ratio gpu_tiled/gpu_naive", noted_figures(), "goes with 'by variant'"),
+            ("rows ^relu, by variant, ratio gpu_tiled/gpu_vendor", noted_figures(),
+             "ratio gpu_tiled/gpu_vendor: the table's variants are gpu_naive, gpu_tiled"),
+            ("rows ^relu, run r2", noted_figures(), "has no run 'r2' (it has r1)"),
+            ("rows ^relu", dict(noted_figures(), figures=[{"row": "relu_forward/x/1", "run": "r1"}]),
+             "a figure needs a row, a run"),
+            ("rows ^relu", dict(noted_figures(), figures=[
+                {"row": "relu_forward/x/1", "run": "r1", "rate": 3.0}]), "needs its unit"),
+        ]
+        for options, figures, message in cases:
+            with self.subTest(options=options, message=message):
+                self.write("<!-- generated table: noted, source gpu.json, " + options +
+                           " -->\n<!-- end of generated table -->\n", figures)
+                result = self.tool("--write")
+                self.assertEqual(result.returncode, 1)
+                self.assertIn(message, result.stderr)
+        self.write("<!-- generated table: bench, source gpu.json, rows ^relu -->\n"
+                   "<!-- end of generated table -->\n", noted_figures())
+        result = self.tool("--check")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("a bench table takes no options", result.stderr)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--tool", required=True)
