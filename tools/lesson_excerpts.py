@@ -24,6 +24,8 @@ import os
 import re
 import sys
 
+from lesson_files import lesson_readmes
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 FENCE = re.compile(r"^```(\S*)")
@@ -101,15 +103,9 @@ def code_blocks(text):
 
 
 def readmes(root):
-    lessons = os.path.join(root, "lessons")
-    found = [os.path.join(root, "README.md")] if os.path.exists(
-        os.path.join(root, "README.md")) else []
-    if os.path.isdir(lessons):
-        for name in sorted(os.listdir(lessons)):
-            path = os.path.join(lessons, name, "README.md")
-            if os.path.exists(path):
-                found.append(path)
-    return found
+    """The project's README.md and every lesson's."""
+    top = os.path.join(root, "README.md")
+    return ([top] if os.path.exists(top) else []) + lesson_readmes(os.path.join(root, "lessons"))
 
 
 def check_readme(root, path):

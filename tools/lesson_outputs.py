@@ -38,6 +38,8 @@ import re
 import subprocess
 import sys
 
+from lesson_files import lesson_readmes, write_whole
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 MARK = re.compile(r"^<!-- output: (\S+)((?: [^;]+?)?)((?:; part)?)(?:; recorded on (.+?))? -->$")
@@ -179,9 +181,7 @@ def compare(quoted, printed, compare_machine, part):
 
 
 def readmes(root):
-    lessons = os.path.join(root, "lessons")
-    return [os.path.join(lessons, name, "README.md") for name in sorted(os.listdir(lessons))
-            if os.path.exists(os.path.join(lessons, name, "README.md"))]
+    return lesson_readmes(os.path.join(root, "lessons"))
 
 
 def check(root, bin_dir):
@@ -239,10 +239,7 @@ def write(root, bin_dir):
             lines[mark] = f"<!-- output: {' '.join([program, *args])}; recorded on {here} -->"
             rewritten += 1
         if rewritten:
-            tmp = path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write("\n".join(lines))
-            os.replace(tmp, path)
+            write_whole(path, "\n".join(lines))
             print(f"{os.path.relpath(path, root)}: {rewritten} stale outputs rewritten; read the "
                   "prose around them again")
     for where in partial:

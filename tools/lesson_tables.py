@@ -58,6 +58,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import report  # noqa: E402  (bench/report.py)
+from lesson_files import lesson_readmes, write_json, write_whole  # noqa: E402
 
 BLOCK = re.compile(r"(<!-- generated table: (\w+), source ([\w./-]+)((?:, [^\n]*?)?) -->\n)"
                    r"(.*?)(<!-- end of generated table -->)", re.S)
@@ -180,7 +181,7 @@ def profile(triptych, args):
 
 def counted_sources(lessons):
     """The source of every counted table of the lessons."""
-    for path in readmes(lessons):
+    for path in lesson_readmes(lessons):
         _, _, found = regenerated(path, render_tables=False)
         for section, source in found:
             if section == "counted":
@@ -196,10 +197,7 @@ def recount(triptych, lessons, write):
         runs = [dict({k: v for k, v in run.items() if k in ("args", "show", "by_kernel")},
                      **profile(triptych, run["args"])) for run in doc["runs"]]
         if write:
-            with open(source + ".tmp", "w", encoding="utf-8") as f:
-                json.dump({"runs": runs}, f, indent=1)
-                f.write("\n")
-            os.replace(source + ".tmp", source)
+            write_json(source, {"runs": runs})
         elif counted_rows({"runs": runs}, source) != counted_rows(doc, source):
             stale.append(os.path.relpath(source, ROOT))
     return stale
@@ -453,13 +451,6 @@ def load_text(context):
     return f"load average {load[0]:.2f}" if isinstance(load, list) and load else "load ?"
 
 
-def readmes(lessons):
-    for name in sorted(os.listdir(lessons)):
-        path = os.path.join(lessons, name, "README.md")
-        if os.path.isfile(path):
-            yield path
-
-
 def regenerated(path, render_tables=True):
     """(old text, new text, [(section, source path)]) of one README."""
     with open(path, encoding="utf-8") as f:
@@ -480,7 +471,7 @@ def record(run_path, lessons, peer_path=None):
     peer = report.json_or_none(peer_path, "the peer figures") if peer_path else None
     if peer_path:
         report.peer_figures(peer, peer_path)  # refused here if it is not the peer's JSON
-    for path in readmes(lessons):
+    for path in lesson_readmes(lessons):
         _, _, found = regenerated(path, render_tables=False)
         for section, source in found:
             if section in ("counted", "noted"):
@@ -496,11 +487,8 @@ def record(run_path, lessons, peer_path=None):
                           f"kept as it was, {run_path} lacks its row {missing[0]}")
                     continue
                 kept = [bench_entry(doc, row, run_path) for row in source_doc["rows"]]
-                with open(source + ".tmp", "w", encoding="utf-8") as f:
-                    json.dump({"command": source_doc["command"], "rows": source_doc["rows"],
-                               "context": doc["context"], "benchmarks": kept}, f, indent=1)
-                    f.write("\n")
-                os.replace(source + ".tmp", source)
+                write_json(source, {"command": source_doc["command"], "rows": source_doc["rows"],
+                               "context": doc["context"], "benchmarks": kept})
                 continue
             wanted = SECTION_OPS[section]
             kept = [e for e in doc["benchmarks"]
@@ -523,10 +511,7 @@ def record(run_path, lessons, peer_path=None):
             peer_results = [r for r in (peer or {}).get("results", []) if r.get("op") in peer_ops]
             if peer_results:
                 recorded["peer"] = dict(peer, results=peer_results)
-            with open(source + ".tmp", "w", encoding="utf-8") as f:
-                json.dump(recorded, f, indent=1)
-                f.write("\n")
-            os.replace(source + ".tmp", source)
+            write_json(source, recorded)
 
 
 def main(argv):
@@ -560,16 +545,14 @@ def main(argv):
                       ", ".join(recounted) + " records (tools/lesson_tables.py --count "
                       "build/tools/triptych records the new counts)", file=sys.stderr)
                 return 1
-        for path in readmes(args.lessons):
+        for path in lesson_readmes(args.lessons):
             old, new, _ = regenerated(path)
             if old == new:
                 continue
             if args.check:
                 stale.append(os.path.relpath(path, ROOT))
             else:
-                with open(path + ".tmp", "w", encoding="utf-8") as f:
-                    f.write(new)
-                os.replace(path + ".tmp", path)
+                write_whole(path, new)
                 print(f"rewrote the generated tables of {os.path.relpath(path, ROOT)}")
         if stale:
             print("lesson_tables.py: generated tables out of date in " + ", ".join(stale) +
