@@ -488,7 +488,7 @@ def record(run_path, lessons, peer_path=None):
                     continue
                 kept = [bench_entry(doc, row, run_path) for row in source_doc["rows"]]
                 write_json(source, {"command": source_doc["command"], "rows": source_doc["rows"],
-                               "context": doc["context"], "benchmarks": kept})
+                                    "context": doc["context"], "benchmarks": kept})
                 continue
             wanted = SECTION_OPS[section]
             kept = [e for e in doc["benchmarks"]
