@@ -766,9 +766,8 @@ def transfer_section(rows, series, machine):
     text = "## Host↔device transfers\n\n"
     if not machine.has_gpu:
         return text + f"{machine.gpu}: transfers are measured on a real GPU only.\n"
-    kinds = ("h2d_pageable", "h2d_pinned", "d2h_pageable", "d2h_pinned")
-    by_kind = {k: {n: r for (op, v, n), r in rows.items() if op == "copy" and v == k}
-               for k in kinds}
+    by_kind = transfer_rows(rows)
+    kinds = tuple(by_kind)
     sizes = sorted({n for by_size in by_kind.values() for n in by_size})
     if not sizes:
         return text + "The copy rows were not run.\n"
@@ -780,26 +779,50 @@ def transfer_section(rows, series, machine):
     return text + gemm_transfer_table(by_kind, series, machine)
 
 
+def transfer_rows(rows):
+    """{"h2d_pageable" | "h2d_pinned" | "d2h_pageable" | "d2h_pinned": {floats: Row}}."""
+    kinds = ("h2d_pageable", "h2d_pinned", "d2h_pageable", "d2h_pinned")
+    return {k: {n: r for (op, v, n), r in rows.items() if op == "copy" and v == k} for k in kinds}
+
+
+def gemm_transfer_reference(series, machine):
+    """The GPU GEMM whose transfers are priced: cuBLAS where it ran, else the last GPU variant."""
+    kernels = machine.gpu_columns(machine.order(series))
+    return "gpu_vendor" if "gpu_vendor" in kernels else (kernels[-1] if kernels else None)
+
+
+def gemm_transfer_seconds(size, by_kind, memory):
+    """Uploading A and B and downloading C of a GEMM of `size` (M, N, K), or None."""
+    M, N, K = size
+    return transfer_seconds(by_kind, memory, M * K + K * N, M * N)
+
+
 def gemm_transfer_table(by_kind, series, machine):
-    """What moving a GEMM's operands costs next to the GEMM itself: A and B up, C down."""
-    kernels = [n for n in machine.gpu_columns(machine.order(series))]
-    reference = "gpu_vendor" if "gpu_vendor" in kernels else (kernels[-1] if kernels else None)
+    """What moving a GEMM's operands costs next to the GEMM itself: A and B up, C down; and what
+    is left of the GPU's speedup over cpu_eigen_omp once they are counted."""
+    reference = gemm_transfer_reference(series, machine)
     if reference is None or not by_kind["h2d_pinned"] or not by_kind["d2h_pinned"]:
         return ""
+    cpu = series.get("cpu_eigen_omp", {})
     body = []
     for size, row in sorted(series[reference].items(), key=lambda kv: math.prod(kv[0])):
-        M, N, K = size
-        up, down = M * K + K * N, M * N  # floats
-        pinned = transfer_seconds(by_kind, "pinned", up, down)
-        pageable = transfer_seconds(by_kind, "pageable", up, down)
+        pinned = gemm_transfer_seconds(size, by_kind, "pinned")
+        pageable = gemm_transfer_seconds(size, by_kind, "pageable")
+        on_cpu = cpu[size].seconds if size in cpu else None
         body.append([size_label(size), fmt_ms(row.seconds), fmt_ms(pinned),
                      fmt_ms(pageable) if pageable else "—",
-                     fmt_percent(100 * pinned / (pinned + row.seconds))])
+                     fmt_percent(100 * pinned / (pinned + row.seconds)),
+                     fmt_times(on_cpu / row.seconds) if on_cpu else "—",
+                     fmt_times(on_cpu / (row.seconds + pinned)) if on_cpu else "—"])
     return (f"\n### Transfer cost of one GEMM\n\nUploading A and B and downloading C, at the "
-            f"bandwidth measured for the nearest copy size, next to one {reference} call. A GEMM "
-            "pays for its transfers only if its operands stay on the device for many calls.\n\n"
+            f"bandwidth measured for the nearest copy size, next to one {reference} call, and "
+            f"{reference}'s speedup over cpu_eigen_omp without and with those transfers (pinned; "
+            "gemm_speedup.png draws both). A GEMM pays for its transfers only if its operands stay "
+            "on the device for many calls, or if the GEMM is large enough: its work grows as N³, "
+            "its transfers as N².\n\n"
             + table(["N (M=N=K)", f"{reference} ms", "transfers ms (pinned)",
-                     "transfers ms (pageable)", "transfers share (pinned)"], body))
+                     "transfers ms (pageable)", "transfers share (pinned)",
+                     "speedup over cpu_eigen_omp", "with transfers (pinned)"], body))
 
 
 def transfer_seconds(by_kind, memory, up_floats, down_floats):
@@ -1387,10 +1410,18 @@ def write_charts(directory, rows, machine):
     charts.append(("gemm_gflops.png", "GEMM GFLOP/s versus size"))
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 5))
+    by_kind = transfer_rows(rows)
+    reference = gemm_transfer_reference(series, machine)
     for ax, base in zip(axes, ("cpu_naive", "cpu_eigen_omp")):
         ref = square.get(base, {})
         lines = [(n, {x: r.rate / ref[x].rate for x, r in square[n].items() if x in ref})
                  for n in names if n != base]
+        if reference and by_kind["h2d_pinned"] and by_kind["d2h_pinned"]:
+            # The same GPU GEMM with its operands' trips to the device and back.
+            lines.append((f"{reference} + transfers (pinned)", {
+                x: ref[x].seconds / (r.seconds + gemm_transfer_seconds((x, x, x), by_kind,
+                                                                       "pinned"))
+                for x, r in square[reference].items() if x in ref}))
         plot_lines(ax, [(n, pts) for n, pts in lines if pts], "N (M = N = K)",
                    f"speedup over {base}", f"GEMM speedup over {base}" + gpu_note)
     fig.tight_layout()
