@@ -59,17 +59,20 @@ Comparison compare(std::span<const float> out, std::span<const double> ref, Tole
     return c;
 }
 
-std::string Comparison::describe() const {
-    if (!problem.empty()) return problem;
+std::string Comparison::describe(Figure figure) const {
+    const auto shown = [figure](const std::string& text) { return figure ? figure(text) : text; };
+    if (!problem.empty()) return shown(problem);
     char line[256];
     if (passed) {
-        std::snprintf(line, sizeof line, "max abs %.3g, rel %.3g", max_abs_error, relative_error);
-    } else {
-        std::snprintf(line, sizeof line, "%lld elements wrong, first at index %lld: %.9g vs %.9g",
-                      static_cast<long long>(bad_count), static_cast<long long>(first_bad),
-                      first_bad_output, first_bad_reference);
+        char abs_error[32], rel_error[32];
+        std::snprintf(abs_error, sizeof abs_error, "%.3g", max_abs_error);
+        std::snprintf(rel_error, sizeof rel_error, "%.3g", relative_error);
+        return "max abs " + shown(abs_error) + ", rel " + shown(rel_error);
     }
-    return line;
+    std::snprintf(line, sizeof line, "%lld elements wrong, first at index %lld: %.9g vs %.9g",
+                  static_cast<long long>(bad_count), static_cast<long long>(first_bad),
+                  first_bad_output, first_bad_reference);
+    return shown(line);
 }
 
 }  // namespace triptych

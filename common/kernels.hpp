@@ -138,6 +138,13 @@ TRIPTYCH_ACTIVATIONS(TRIPTYCH_ACTIVATION_OP_KEYS)
 OpKey<kernels::Map> forward_op(Activation activation);
 OpKey<kernels::MapBackward> backward_op(Activation activation);
 
+// The order in which a kernel's float additions into one element happen. Float addition is not
+// associative, so the order decides the last bits: `fixed` gives the same bits on every run (the
+// order depends on the shape only); `arrival` means threads add with atomics in whatever order
+// they arrive (a sum's fast mode, gpu_naive's pooling backward), on a GPU and in the simulator
+// alike, and the last bits may change from run to run.
+enum class AdditionOrder { fixed, arrival };
+
 // A registered kernel, as `triptych versions` lists it.
 struct KernelVersion {
     int number = 0;      // its step on the op's ladder (see the top of this file)
@@ -146,6 +153,7 @@ struct KernelVersion {
     std::string file;    // where it is written, relative to the source tree: "gpu/tiled/gemm.cu"
     bool is_default = false;     // the variant's best: what it runs unless another is asked for
     void (*kernel)() = nullptr;  // the function, its type erased (OpKey restores it)
+    AdditionOrder additions = AdditionOrder::fixed;
 };
 
 // One version as a registration lists it; `kernel` must have the op's signature.
@@ -155,6 +163,7 @@ struct VersionOf {
     std::string name;
     std::string change;
     Signature* kernel;
+    AdditionOrder additions = AdditionOrder::fixed;  // arrival where it adds with float atomics
 };
 
 // Records the versions of `op` that `variant` implements, with the one it runs by default
@@ -172,7 +181,7 @@ bool register_kernels(const std::string& variant, OpKey<Signature> key,
     std::vector<KernelVersion> erased;
     for (VersionOf<Signature>& v : versions)
         erased.push_back({v.number, std::move(v.name), std::move(v.change), where.file_name(),
-                          false, reinterpret_cast<void (*)()>(v.kernel)});
+                          false, reinterpret_cast<void (*)()>(v.kernel), v.additions});
     return register_kernel_versions(variant, key.op, std::move(erased), default_version);
 }
 

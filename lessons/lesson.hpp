@@ -132,16 +132,21 @@ inline std::string rate_text(double flops, double seconds, DeviceKind kind) {
 // pooling backward), on a GPU and in the simulator alike.
 enum class Rounding { fixed, run_dependent };
 
+// The rounding of `b`'s outputs of `ops`: run_dependent when the kernel it runs for any of them
+// adds in arrival order (AdditionOrder::arrival, declared where the kernel is registered).
+inline Rounding rounding_of(const Backend& b, std::initializer_list<Op> ops) {
+    for (Op op : ops) {
+        const KernelVersion* version = b.version_of(op);
+        if (version && version->additions == AdditionOrder::arrival) return Rounding::run_dependent;
+    }
+    return Rounding::fixed;
+}
+
 // How far an output is from the float64 reference: "max abs 4.76e-07, rel 7.99e-08", or what
 // went wrong (Comparison::describe). Its figures are machine_figure()s, or measured() ones when
 // the rounding is run_dependent.
 inline std::string comparison_text(const Comparison& c, Rounding rounding = Rounding::fixed) {
-    const auto figure = rounding == Rounding::fixed ? machine_figure : measured;
-    if (!c.problem.empty() || !c.passed) return figure(c.describe());
-    char abs_error[32], rel_error[32];
-    std::snprintf(abs_error, sizeof abs_error, "%.3g", c.max_abs_error);
-    std::snprintf(rel_error, sizeof rel_error, "%.3g", c.relative_error);
-    return "max abs " + figure(abs_error) + ", rel " + figure(rel_error);
+    return c.describe(rounding == Rounding::fixed ? machine_figure : measured);
 }
 
 // "PASS" or "FAIL", then how far the output is from the float64 reference.

@@ -77,6 +77,15 @@ TEST_CASE("a single wrong element fails and is located", "[compare]") {
     CHECK(c.bad_count == 1);
     CHECK(c.max_abs_error == Approx(1e-3).epsilon(1e-3));
     CHECK(c.describe().find("index 5") != std::string::npos);
+    // A failing comparison's whole text goes through the figure formatter, a passing one's
+    // numbers one by one.
+    const auto bracket = [](const std::string& text) { return "[" + text + "]"; };
+    const std::string failed = c.describe(+bracket);
+    CHECK(failed.front() == '[');
+    CHECK(failed.back() == ']');
+    const auto good = compare(copy_of_reference(), reference, Tolerance{1e-6, 0.0});
+    CHECK(good.describe(+bracket) == "max abs [0], rel [0]");
+    CHECK(good.describe() == "max abs 0, rel 0");
 }
 
 TEST_CASE("errors within the tolerance pass, and the bound uses the given scale", "[compare]") {

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -11,12 +13,18 @@
 
 #include "check/crosscheck.hpp"
 #include "common/host_backend.hpp"
+#include "common/kernels.hpp"
 #include "common/pooling.hpp"
 #include "common/random.hpp"
+#include "common/registry.hpp"
 #include "cpu/naive/pool2d.hpp"
 #include "tests/finite_difference.hpp"
 #include "tests/seed.hpp"
 #include "tests/variants.hpp"
+#include "triptych_config.hpp"
+#if TRIPTYCH_GPU_SIM
+#include "tests/sim/test_support.hpp"
+#endif
 
 using namespace triptych;
 using Catch::Matchers::Approx;
@@ -135,3 +143,51 @@ TEST_CASE(
         CHECK_THAT(dx, Approx(numerical_gradient(avg_loss, x)).epsilon(1e-7).margin(1e-9));
     }
 }
+
+#if TRIPTYCH_GPU_SIM
+TEST_CASE(
+    "a GPU pooling backward registered with AdditionOrder::fixed gives the same bits in every "
+    "thread order; only the atomic scatters are declared arrival",
+    "[pool][versions]") {
+    Rng rng(testing::seed());
+    // 3x3 windows at stride 1: up to nine windows add into one input element, so the order of
+    // the additions decides the last bits wherever it changes.
+    const Pool2dShape s{2, 3, 9, 11, 3, 3, 1, 1, 1, 1};
+    std::vector<float> x(s.x_shape().elements()), dy(s.y_shape().elements());
+    rng.uniform(x, -1, 1);
+    rng.uniform(dy, -1, 1);
+    int fixed_kernels = 0;
+    for (const char* variant : {"gpu_naive", "gpu_tiled"}) {
+        for (Op op : {Op::max_pool2d_backward, Op::avg_pool2d_backward}) {
+            for (const KernelVersion& v : kernel_versions(variant, op)) {
+                const Backend& b = backend(std::string(variant) + "@" + std::to_string(v.number));
+                INFO(b.name() << " " << op_name(op) << " version " << v.number);
+                // The atomic scatters, and only they, say so.
+                CHECK((v.additions == AdditionOrder::arrival) == (v.name == "atomics"));
+                if (v.additions == AdditionOrder::arrival) continue;
+                ++fixed_kernels;
+                const Tensor X = b.upload(s.x_shape(), x), DY = b.upload(s.y_shape(), dy);
+                Tensor Y = b.allocate(s.y_shape()), argmax = b.allocate(s.y_shape());
+                Tensor dx = b.allocate(s.x_shape());
+                b.max_pool2d_forward(s, X, Y, argmax);
+                std::vector<std::vector<float>> results;
+                for (const char* order : {"forward", "reverse", "random:7"}) {
+                    sim_tests::ScopedThreadOrder scoped(order);
+                    if (op == Op::max_pool2d_backward)
+                        b.max_pool2d_backward(s, DY, argmax, dx);
+                    else
+                        b.avg_pool2d_backward(s, DY, dx);
+                    results.push_back(b.download(dx));
+                }
+                for (const std::vector<float>& r : results)
+                    CHECK(std::equal(r.begin(), r.end(), results.front().begin(),
+                                     [](float a, float c) {
+                                         return std::bit_cast<std::uint32_t>(a) ==
+                                                std::bit_cast<std::uint32_t>(c);
+                                     }));
+            }
+        }
+    }
+    CHECK(fixed_kernels >= 2);  // gpu_tiled's two backward passes at least
+}
+#endif

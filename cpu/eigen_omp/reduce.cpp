@@ -49,6 +49,6 @@ float sum(std::int64_t n, const float* x, Reduction mode) {
 [[maybe_unused]] const bool registered = register_kernel(
     "cpu_eigen_omp", ops::sum,
     {2, "simd_chunks", "4096-element chunks summed in 16 SIMD lanes, the chunks over the threads",
-     sum});
+     sum, AdditionOrder::arrival});  // in the fast mode: the threads' totals, as they finish
 
 }  // namespace triptych::cpu_eigen_omp

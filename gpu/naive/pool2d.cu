@@ -133,13 +133,13 @@ void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx) {
     register_kernel(
         "gpu_naive", ops::max_pool2d_backward,
         {1, "atomics", "dx zeroed, then one thread per output adds at its argmax (atomicAdd)",
-         max_pool2d_backward}) &&
+         max_pool2d_backward, AdditionOrder::arrival}) &&
     register_kernel("gpu_naive", ops::avg_pool2d_forward,
                     {1, "thread_per_output", "one thread per output averages its window",
                      avg_pool2d_forward}) &&
     register_kernel(
         "gpu_naive", ops::avg_pool2d_backward,
         {1, "atomics", "dx zeroed, then one thread per output spreads its dy (atomicAdd)",
-         avg_pool2d_backward});
+         avg_pool2d_backward, AdditionOrder::arrival});
 
 }  // namespace triptych::gpu_naive

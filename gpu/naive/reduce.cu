@@ -78,6 +78,7 @@ float sum(std::int64_t n, const float* x, Reduction mode) {
 [[maybe_unused]] const bool registered = register_kernel(
     "gpu_naive", ops::sum,
     {1, "atomics_or_serial",
-     "fast: an atomicAdd per element; deterministic: strided partials added by one thread", sum});
+     "fast: an atomicAdd per element; deterministic: strided partials added by one thread", sum,
+     AdditionOrder::arrival});  // in the fast mode
 
 }  // namespace triptych::gpu_naive

@@ -133,17 +133,19 @@ float sum(std::int64_t n, const float* x, Reduction mode) {
     return sum_with(sum_kernel, n, x, mode);
 }
 
+// AdditionOrder::arrival: in the fast mode the blocks' totals meet in one atomicAdd each.
 [[maybe_unused]] const bool registered = register_kernels(
     "gpu_tiled", ops::sum,
     {{2, "interleaved_tree",
       "a shared-memory tree over the block's partial sums, thread t adding at step s when t is a "
       "multiple of 2s: divergent warps",
-      sum_interleaved},
+      sum_interleaved, AdditionOrder::arrival},
      {3, "sequential_tree",
       "the same tree with threads 0 .. s-1 adding at step s: whole warps drop out together",
-      sum_sequential},
+      sum_sequential, AdditionOrder::arrival},
      {4, "block_tree",
-      "float4 loads, a shared-memory and shuffle tree per block, then the block sums", sum}},
+      "float4 loads, a shared-memory and shuffle tree per block, then the block sums", sum,
+      AdditionOrder::arrival}},
     /*default_version=*/4);
 
 }  // namespace triptych::gpu_tiled

@@ -188,12 +188,9 @@ int main(int argc, char** argv) {
                 try {
                     const std::vector<check::CaseResult> results =
                         lessons::run_checks(b, [&] { return c.run(b); });
-                    // gpu_naive's backward passes are the atomic scatter (gpu/naive/pool2d.cu):
+                    // gpu_naive's backward passes are an atomic scatter (gpu/naive/pool2d.cu):
                     // the last bits of dx depend on the order the adds arrive in.
-                    const lessons::Rounding rounding =
-                        name == "gpu_naive" && std::string_view(c.op).ends_with("_backward")
-                            ? lessons::Rounding::run_dependent
-                            : lessons::Rounding::fixed;
+                    const lessons::Rounding rounding = lessons::rounding_of(b, {op_named(c.op)});
                     for (const check::CaseResult& r : results) {
                         // max_pool2d_forward: the y row has the time, the argmax row its verdict.
                         const bool first = &r == &results.front();
