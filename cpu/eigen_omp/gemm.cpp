@@ -3,10 +3,8 @@
 // The raw row-major buffers are wrapped in Eigen::Map (no copy); `.transpose()` is free, it only
 // swaps strides. Eigen turns `c.noalias() = alpha * a * b` into one blocked, vectorised GEMM; with
 // EIGEN_USE_BLAS (CMake option TRIPTYCH_EIGEN_BLAS, on by default) that GEMM is OpenBLAS's sgemm.
-// Measured on a 2-core machine (bench, medians of 5): Eigen over BLAS ran at 98-105% of the
-// openblas row at 1024^3 and 2048^3; pure Eigen at 73-99% on a quiet machine but 52-81% while
-// other work held a core, its OpenMP-parallel GEMM stalling. Hence BLAS by default; see
-// lessons/02_matmul_naive to measure it yourself.
+// Eigen over BLAS runs at the openblas row's speed, pure Eigen slower, and much slower while other
+// work holds a core: hence BLAS by default. lessons/02_matmul_naive measures both builds.
 //
 // One pool of threads, not two. Debian's OpenBLAS runs every sgemm on a thread pool of its own
 // (pthreads), whose workers keep spinning for a while after each call, waiting for the next. The

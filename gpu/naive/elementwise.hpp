@@ -13,8 +13,9 @@ namespace triptych::gpu_naive {
 
 constexpr int elementwise_threads = 256;
 
-// Element indices are 64-bit: a tensor may hold more than 2^31 floats (8 GiB), and
-// blockIdx.x * blockDim.x would overflow a 32-bit int long before gridDim.x (2^31 - 1) runs out.
+// Element indices are 64-bit: blockIdx.x * blockDim.x is unsigned 32-bit arithmetic, which wraps
+// for a tensor of more than 2^32 floats (16 GiB, which fits on an H200) long before gridDim.x
+// (2^31 - 1) runs out; widening one side first keeps the product exact.
 __device__ inline std::int64_t element_index() {
     return std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
 }
