@@ -89,7 +89,8 @@ void print_phases(const Profile& p, const std::string& verdict) {
 // per batch. The convolutions' names end in their algorithm, each variant's first choice
 // (Backend::conv2d_algorithms): those that differ from cpu_naive's are listed after the table.
 void print_layers(const std::vector<Profile>& profiles) {
-    std::printf("\n%-46s", "layer (ms per batch of 16)");
+    const std::string heading = "layer (ms per batch of " + std::to_string(batch) + ")";
+    std::printf("\n%-46s", heading.c_str());
     for (const Profile& p : profiles)
         std::printf(" %21s", (p.variant + (p.kind == DeviceKind::Simulator ? " *" : "")).c_str());
     std::printf("\n%-46s", "");
@@ -128,9 +129,9 @@ void print_transfers(const std::vector<Profile>& profiles) {
                         .c_str());
     }
     std::printf(
-        "One step moves %.0f bytes up (16 images of 28x28 and their labels, as floats)\n"
+        "One step moves %.0f bytes up (%lld images of 28x28 and their labels, as floats)\n"
         "and one float (the loss) down; everything else stays where the backend keeps it.\n",
-        bytes);
+        bytes, (long long)batch);
 }
 
 }  // namespace
