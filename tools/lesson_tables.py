@@ -26,7 +26,8 @@ and the table between the markers is what bench/report.py writes for that sectio
 machine, date and GPU stated above it); while no run has been recorded, it says so and how to
 record one. For a bench table (`bench`) it names the rows and the triptych_bench command that measures them,
 {"command": "build/bench/triptych_bench --benchmark_filter=...", "rows": ["copy/host/16777216",
-...]}, and holds the run once recorded: the table gives each row's median time and rate under the
+...]}, optionally the build it needs ("build": {"triptych_eigen_blas": "off"}: the run's context
+must say so, or the table keeps its run), and holds the run once recorded: the table gives each row's median time and rate under the
 machine, the date, the load and the command. For a counted table (`counted`) it lists `triptych profile` runs,
 {"runs": [{"args": ["--op", "gemm", "--backend", "gpu_naive@1", "--shape", "64,64,64"]}, ...]},
 each with the counts that run printed (`--json`) once recorded (and, optionally, "show": the short
@@ -71,6 +72,8 @@ SECTION_OPS = {"gemm_ladder": ("gemm",),
                "pool": POOL_OPS + ("copy",),
                "conv": tuple(f"conv2d_{p}_{a}" for p in ("forward", "forward_backward")
                              for a in ("direct", "im2col", "fft"))}
+# The tables only a run on a real GPU can fill (a CPU run has no GPU versions of the op).
+SECTIONS_OF_A_GPU = {"gemm_ladder"}
 # The peer's ops a table pairs with its rows, where they are named otherwise (PyTorch has one
 # convolution, we have three algorithms).
 SECTION_PEER_OPS = {"conv": ("conv2d_forward", "conv2d_forward_backward")}
@@ -215,6 +218,10 @@ def load_bench_source(path):
             doc.get("rows"), list) or not all(isinstance(r, str) for r in doc["rows"]):
         raise report.ReportError(f"{path} is not a bench table's source ({{\"command\": \"...\", "
                                  "\"rows\": [\"op/variant/size\", ...]}})")
+    build = doc.get("build", {})
+    if not isinstance(build, dict) or not all(isinstance(v, str) for v in build.values()):
+        raise report.ReportError(f"{path}: \"build\" names the run's context values the table "
+                                 "needs, as strings ({\"triptych_eigen_blas\": \"off\"})")
     return doc
 
 
@@ -260,9 +267,10 @@ def render_bench(source_path, link):
         body.append([f"`{row}`", report.fmt_ms(report.entry_seconds(entry)) + " ms",
                      f"{report.fmt_number(rate)} {unit}"])
     repetitions = bench_entry(doc, doc["rows"][0], source_path).get("repetitions", "?")
+    flags = "".join(f", {k} {c.get(k, '?')}" for k in doc.get("build", {}))
     return (f"Measured on: host {c.get('host_name', '?')}, {c.get('num_cpus', '?')} CPUs × "
             f"{c.get('mhz_per_cpu', '?')} MHz, {c.get('date', '?')}, build "
-            f"{c.get('triptych_build', '?')} ({c.get('triptych_build_type', '?')}), OpenMP "
+            f"{c.get('triptych_build', '?')} ({c.get('triptych_build_type', '?')}{flags}), OpenMP "
             f"threads {c.get('triptych_omp_threads', '?')}, {load_text(c)} when the run started; "
             f"the median of {repetitions} repetitions of each row; recorded in [{name}]({link}) "
             "by tools/lesson_tables.py --from, from:\n\n"
@@ -478,6 +486,14 @@ def record(run_path, lessons, peer_path=None):
                 continue
             if section == "bench":
                 source_doc = load_bench_source(source)
+                other = {k: v for k, v in source_doc.get("build", {}).items()
+                         if str(doc["context"].get(k, "?")) != v}
+                if other:  # a table of another build: this run is not its run
+                    print(f"{os.path.relpath(source, ROOT)}: kept as it was, it records a build "
+                          "with " + ", ".join(f"{k} {v} (the run's: "
+                                              f"{doc['context'].get(k, '?')})"
+                                              for k, v in other.items()))
+                    continue
                 missing = [row for row in source_doc["rows"]
                            if not any(is_row(e, row) for e in doc["benchmarks"])]
                 if missing:  # a table is measured by one run: all its rows, or it is kept
@@ -487,10 +503,14 @@ def record(run_path, lessons, peer_path=None):
                           f"kept as it was, {run_path} lacks its row {missing[0]}")
                     continue
                 kept = [bench_entry(doc, row, run_path) for row in source_doc["rows"]]
-                write_json(source, {"command": source_doc["command"], "rows": source_doc["rows"],
-                                    "context": doc["context"], "benchmarks": kept})
+                write_json(source, dict({k: v for k, v in source_doc.items()
+                                         if k in ("command", "rows", "build")},
+                                        context=doc["context"], benchmarks=kept))
                 continue
             wanted = SECTION_OPS[section]
+            if section in SECTIONS_OF_A_GPU and not report.Machine(doc["context"]).has_gpu:
+                print(f"{os.path.relpath(source, ROOT)}: {run_path} ran on no GPU; kept as it was")
+                continue
             kept = [e for e in doc["benchmarks"]
                     if run_name(e).split("/")[0] in wanted]
             # The table's own op must be in the run: the copy rows alone are not its run.

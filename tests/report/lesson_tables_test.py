@@ -104,6 +104,18 @@ class LessonTables(unittest.TestCase):
         self.assertEqual(result.returncode, 1)
         self.assertIn("out of date", result.stderr)
 
+    def test_a_run_without_a_gpu_leaves_the_ladder_as_it_was(self):
+        run = gpu_run()
+        run["context"] = {k: v for k, v in run["context"].items() if not k.startswith("gpu")}
+        run["context"]["triptych_variants"] = "cpu_naive=cpu,cpu_eigen_omp=cpu"
+        run["context"]["triptych_gpu"] = "no GPU (CPU-only build)"
+        with open(self.run_json, "w", encoding="utf-8") as f:
+            json.dump(run, f)
+        result = self.tool("--from", self.run_json)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("ran on no GPU; kept as it was", result.stdout)
+        self.assertFalse(os.path.exists(os.path.join(self.lessons, "99_test", "ladder.json")))
+
 
 BENCH_README = """# Lesson 97
 
@@ -187,6 +199,31 @@ class BenchTables(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("lacks 2 of its 2 rows", result.stdout)
         self.assertIn("No run has been recorded for this table yet", self.text())
+
+    def test_a_table_of_one_build_takes_only_that_builds_runs(self):
+        with open(self.source, "w", encoding="utf-8") as f:
+            json.dump({"command": "build-noblas/bench/triptych_bench", "rows": BENCH_ROWS,
+                       "build": {"triptych_eigen_blas": "off"}}, f)
+        rows = [("copy/host/65536", 40.0, 13.1), ("relu_forward/cpu_naive/65536", 500.0, 1.05)]
+        run = cpu_run(rows)
+        run["context"]["triptych_eigen_blas"] = "on"
+        path = os.path.join(self.dir, "run.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(run, f)
+        result = self.tool("--from", path)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("kept as it was, it records a build with triptych_eigen_blas off (the run's: "
+                      "on)", result.stdout)
+        self.assertIn("No run has been recorded for this table yet", self.text())
+        run["context"]["triptych_eigen_blas"] = "off"
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(run, f)
+        result = self.tool("--from", path)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("build sim (Release, triptych_eigen_blas off)", self.text())
+        with open(self.source, encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["build"], {"triptych_eigen_blas": "off"})  # kept
+        self.assertEqual(self.tool("--check").returncode, 0)
 
 
 POOL_README = """# Lesson 96
