@@ -69,9 +69,11 @@ TEST_CASE(
     check_default_cases("softmax_forward");
     check_default_cases("softmax_backward");
     for_every_variant([](const Backend& b) {
-        // Row lengths around warp and block sizes, batch 1, and a rank-3 tensor (rows = 2 * 3).
-        for (const Shape& s : {Shape{1, 31}, Shape{1, 32}, Shape{1, 33}, Shape{2, 1023},
-                               Shape{1, 1025}, Shape{1, 100000}, Shape{2, 3, 257}})
+        // Row lengths around warp and block sizes and around the longest row gpu_tiled's version
+        // 3 holds in registers (16 384), batch 1, and a rank-3 tensor (rows = 2 * 3).
+        for (const Shape& s :
+             {Shape{1, 31}, Shape{1, 32}, Shape{1, 33}, Shape{2, 1023}, Shape{1, 1025},
+              Shape{1, 16384}, Shape{1, 16385}, Shape{1, 100000}, Shape{2, 3, 257}})
             for (check::Logits logits :
                  {check::Logits::uniform, check::Logits::huge, check::Logits::equal_rows}) {
                 require_pass(check::check_softmax_forward(b, s, logits, testing::seed()));

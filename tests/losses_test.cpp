@@ -35,8 +35,9 @@ TEST_CASE(
     "[losses]") {
     check_default_cases("softmax_cross_entropy");
     for_every_variant([](const Backend& b) {
+        // (rows, classes); 16 384 classes are the most gpu_tiled's version 3 holds in registers.
         const std::pair<std::int64_t, std::int64_t> shapes[] = {
-            {1, 2}, {3, 31}, {3, 32}, {64, 10}, {1, 100000}};  // (rows, classes)
+            {1, 2}, {3, 31}, {3, 32}, {64, 10}, {2, 16384}, {1, 16385}, {1, 100000}};
         for (const auto& [rows, classes] : shapes)
             for (check::Logits logits :
                  {check::Logits::uniform, check::Logits::huge, check::Logits::equal_rows})
@@ -61,7 +62,7 @@ TEST_CASE(
 
 TEST_CASE(
     "a softmax cross-entropy label outside [0, classes) is an InvalidArgument naming the "
-    "first bad index, on every variant",
+    "first bad index, on every variant and version",
     "[losses][errors]") {
     using Catch::Matchers::Contains;
     const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -75,26 +76,32 @@ TEST_CASE(
         {{1.5f, 0, 0, 0}, "index 0"},  // not an integer
         {{0, 0, nan, 0}, "index 2"},   // NaN
     };
-    for_every_variant([&](const Backend& b) {
-        const Tensor logits = b.upload(Shape{4, 3}, std::vector<float>(12, 0.5f));
-        Tensor grad = b.allocate(Shape{4, 3});
-        // The boundary labels themselves are fine. (Called bare, so that a GPU variant without
-        // the op is skipped by for_every_variant rather than failing every case below.)
-        const Tensor good = b.upload(Shape{4}, std::vector<float>{0, 2, 1, 0});
-        b.softmax_cross_entropy(logits, good, grad);
-        for (const auto& c : cases) {
-            const Tensor labels = b.upload(Shape{4}, c.labels);
-            INFO(b.name() << ", expecting " << c.index);
-            CHECK_THROWS_MATCHES(b.softmax_cross_entropy(logits, labels, grad), InvalidArgument,
-                                 Catch::Matchers::Predicate<std::exception>(
-                                     [&](const std::exception& e) {
-                                         const std::string m = e.what();
-                                         return m.find("softmax_cross_entropy") == 0 &&
-                                                m.find(std::string(c.index) + " ") !=
-                                                    std::string::npos &&
-                                                m.find("[0, 3)") != std::string::npos;
-                                     },
-                                     std::string("names the op, ") + c.index + " and [0, 3)"));
+    for_every_variant([&](const Backend& variant) {
+        // Every version of the op: gpu_tiled's versions 2 and 3 each find bad labels in their own
+        // kernel.
+        for (const std::string& name :
+             check::versions_to_check(check::op("softmax_cross_entropy"), variant.name())) {
+            const Backend& b = backend(name);
+            const Tensor logits = b.upload(Shape{4, 3}, std::vector<float>(12, 0.5f));
+            Tensor grad = b.allocate(Shape{4, 3});
+            // The boundary labels themselves are fine. (Called bare, so that a GPU variant without
+            // the op is skipped by for_every_variant rather than failing every case below.)
+            const Tensor good = b.upload(Shape{4}, std::vector<float>{0, 2, 1, 0});
+            b.softmax_cross_entropy(logits, good, grad);
+            for (const auto& c : cases) {
+                const Tensor labels = b.upload(Shape{4}, c.labels);
+                INFO(b.name() << ", expecting " << c.index);
+                CHECK_THROWS_MATCHES(b.softmax_cross_entropy(logits, labels, grad), InvalidArgument,
+                                     Catch::Matchers::Predicate<std::exception>(
+                                         [&](const std::exception& e) {
+                                             const std::string m = e.what();
+                                             return m.find("softmax_cross_entropy") == 0 &&
+                                                    m.find(std::string(c.index) + " ") !=
+                                                        std::string::npos &&
+                                                    m.find("[0, 3)") != std::string::npos;
+                                         },
+                                         std::string("names the op, ") + c.index + " and [0, 3)"));
+            }
         }
     });
 }

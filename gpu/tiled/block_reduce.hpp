@@ -4,7 +4,9 @@
 //   - MaxSum: the running (max, sum of e^(x - max)) of the online softmax, and its warp/block
 //     reductions;
 //   - WarpPerRow / BlockPerRow and launch_per_row: a row of a (rows, cols) matrix reduced by one
-//     warp (short rows) or one block (long rows), for softmax and cross-entropy.
+//     warp (short rows) or one block (long rows), for softmax and cross-entropy;
+//   - row_values_per_thread / register_row_max_cols: how much of a row each thread of its group
+//     holds in registers in the versions that read the row once.
 // Every reduction here adds in a fixed order: the same input gives the same bits on every run.
 // For .cu files of gpu/tiled only: it holds device code.
 #pragma once
@@ -106,6 +108,12 @@ __device__ inline MaxSum block_max_sum(MaxSum v) {
 // reduce with the group's sum / max_sum. Rows are taken with a grid-stride loop, the same for all
 // threads of a group, so a group's barriers and shuffles are always reached by all its threads.
 
+constexpr std::int64_t warp_row_max_cols = 1024;
+constexpr int rows_per_warp_block = 8;  // blocks of 8 warps, a row each
+constexpr int row_block_threads = 512;  // BlockPerRow: 16 warps on one row
+// More blocks than the GPU holds at once gain nothing; the row loop covers the rest.
+constexpr std::int64_t max_row_blocks = 65536;
+
 // A warp per row: no shared memory and no barrier, only shuffles. For short rows (up to
 // warp_row_max_cols, 32 values per lane), where a whole block per row would leave most threads
 // idle.
@@ -118,6 +126,7 @@ struct WarpPerRow {
     }
     __device__ static int lane() { return threadIdx.x % 32; }
     __device__ static int size() { return 32; }
+    static constexpr int threads = 32;  // size(), for version 3 (see "a row held in registers")
     __device__ static float sum(float v) { return warp_sum(v); }
     __device__ static MaxSum max_sum(MaxSum v) { return warp_max_sum(v); }
 };
@@ -128,15 +137,30 @@ struct BlockPerRow {
     __device__ static std::int64_t row_stride() { return gridDim.x; }
     __device__ static int lane() { return threadIdx.x; }
     __device__ static int size() { return blockDim.x; }
+    static constexpr int threads = row_block_threads;  // blockDim.x as launch_per_row launches it
     __device__ static float sum(float v) { return block_sum(v); }
     __device__ static MaxSum max_sum(MaxSum v) { return block_max_sum(v); }
 };
 
-constexpr std::int64_t warp_row_max_cols = 1024;
-constexpr int rows_per_warp_block = 8;  // blocks of 8 warps, a row each
-constexpr int row_block_threads = 512;  // BlockPerRow: 16 warps on one row
-// More blocks than the GPU holds at once gain nothing; the row loop covers the rest.
-constexpr std::int64_t max_row_blocks = 65536;
+// ---- a row held in registers
+// -------------------------------------------------------------------
+//
+// Version 3 of softmax.cu and losses.cu reads a row once: thread `lane()` of the group copies its
+// columns lane + k * threads, k = 0 .. row_values_per_thread - 1, into a local array, reduces over
+// that array and writes the output from it. The array stays in registers only if every index into
+// it is a compile-time constant: its size is fixed and every loop over it is unrolled (an index
+// known only at run time would put it in local memory, which lives in DRAM). The kernels step by
+// the compile-time `threads`, not size() (a block's blockDim.x is known only at run time), and
+// test offset k * threads against the row's columns left from the thread's first: each offset is
+// then a constant, carried by the load or store itself, where 32 column indices would each hold
+// registers. 32 values per thread cover rows of up to 32 * 32 = 1024 columns for a warp
+// (warp_row_max_cols) and 32 * 512 = 16 384 for a block; a longer row falls back to version 2's
+// two passes. The kernels carry __launch_bounds__(row_block_threads): a block of 512 threads fits
+// on an SM (65 536 registers) only if each thread uses at most 128, and the bound makes ptxas hold
+// to that.
+constexpr int row_values_per_thread = 32;
+constexpr std::int64_t register_row_max_cols =
+    std::int64_t(row_block_threads) * row_values_per_thread;
 
 // Calls run(WarpPerRow{} or BlockPerRow{}, grid, block) with the launch shape for (rows, cols);
 // `run` launches the kernel instantiated for that group:

@@ -12,6 +12,16 @@
 //     row's max and sum of exponentials (MaxSum), one pass writing the gradient. The loss comes
 //     from the logits, log-sum-exp minus the label's logit, (m - x_label) + log(s), never from
 //     log(softmax), which would be log(0) = -inf for a probability that underflows.
+// version 3, the default for softmax_cross_entropy (mse_loss loads each input once already):
+//   softmax_cross_entropy_registers_kernel<Group>: as softmax.cu's version 3, each thread copies
+//     its columns of the row into a local array of row_values_per_thread = 32 floats
+//     (block_reduce.hpp) while it accumulates (max, sum), and computes the gradient from that
+//     array instead of loading the logits again: each logit is loaded from global memory once
+//     where version 2 loads it twice. The thread holding the label's column forms the loss from
+//     that register, where version 2's lane 0 loads logits[i, label_i] a third time. A fixed size
+//     and unrolled loops keep the array in registers, which bounds the row: up to 1024 classes for
+//     a warp, 16 384 for a block of 512; more classes run version 2. The arithmetic and its order
+//     are version 2's.
 // Both losses reduce with Reduction::deterministic (reduce.cu): the same inputs give the same loss
 // bits on every run, so a training run can be replayed exactly.
 //
@@ -88,6 +98,51 @@ __global__ void softmax_cross_entropy_kernel(std::int64_t rows, std::int64_t cla
     }
 }
 
+// Version 3: values[k] holds column lane + k * threads of the row, as in softmax.cu's version 3.
+// The loss is written by the thread whose slot holds the label, or, for a bad label, by lane 0.
+template <typename Group>
+__global__ void __launch_bounds__(row_block_threads)
+    softmax_cross_entropy_registers_kernel(std::int64_t rows, std::int64_t classes,
+                                           const float* logits, const float* labels,
+                                           float row_count, float* grad, float* row_loss,
+                                           unsigned long long* first_bad_row) {
+    for (std::int64_t row = Group::first_row(); row < rows; row += Group::row_stride()) {
+        const std::int64_t first = row * classes + Group::lane();  // this thread's first column
+        const std::int64_t columns = classes - Group::lane();      // the row's columns from there
+        float values[row_values_per_thread];
+        MaxSum partial = MaxSum::empty();
+#pragma unroll
+        for (int k = 0; k < row_values_per_thread; ++k) {
+            const int offset = k * Group::threads;
+            values[k] = offset < columns ? logits[first + offset] : 0.0f;
+            if (offset < columns) partial.add(values[k]);
+        }
+        const MaxSum total = Group::max_sum(partial);
+
+        // Version 2's rule of is_class_index: an integer in [0, classes), NaN caught.
+        const float label = labels[row];
+        const bool valid = label >= 0.0f && label < float(classes) && label == floorf(label);
+        const std::int64_t target = valid ? std::int64_t(label) : -1;
+        // The label's column counted from this thread's first; a bad label (-1) matches no offset.
+        const std::int64_t target_offset = target - Group::lane();
+
+        const float inverse_sum = 1.0f / total.sum;  // s >= 1: the max contributes e^0
+#pragma unroll
+        for (int k = 0; k < row_values_per_thread; ++k) {
+            const int offset = k * Group::threads;
+            if (offset >= columns) continue;
+            const bool is_target = offset == target_offset;
+            const float softmax = expf(values[k] - total.max) * inverse_sum;
+            grad[first + offset] = (softmax - (is_target ? 1.0f : 0.0f)) / row_count;
+            if (is_target) row_loss[row] = (total.max - values[k]) + logf(total.sum);
+        }
+        if (!valid && Group::lane() == 0) {
+            row_loss[row] = 0.0f;
+            atomicMin(first_bad_row, static_cast<unsigned long long>(row));
+        }
+    }
+}
+
 float mse_loss(std::int64_t n, const float* prediction, const float* target, float* grad) {
     const dim3 grid = elementwise_grid(n);
     const std::shared_ptr<float> partials = gpu::device_allocate(grid.x);
@@ -97,8 +152,11 @@ float mse_loss(std::int64_t n, const float* prediction, const float* target, flo
     return sum(grid.x, partials.get(), Reduction::deterministic) / float(n);
 }
 
-float softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const float* logits,
-                            const float* labels, float* grad, std::int64_t& first_bad_label) {
+// Both versions' host side: the scratch, one launch, the bad row back and the deterministic sum
+// of the row losses. in_registers picks version 3's kernel, for rows that fit in registers.
+float cross_entropy_rows(bool in_registers, std::int64_t rows, std::int64_t classes,
+                         const float* logits, const float* labels, float* grad,
+                         std::int64_t& first_bad_label) {
     // scratch: the first bad row as an unsigned 64-bit integer (8 bytes, 8-aligned at the start),
     // then the per-row losses. device_allocate fills every byte with 0xFF, so the integer starts
     // at 2^64 - 1, above every row: "no bad label" until an atomicMin lowers it.
@@ -107,8 +165,12 @@ float softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const float
     float* row_loss = scratch.get() + 2;
 
     launch_per_row(rows, classes, [&](auto group, dim3 grid, dim3 block) {
-        gpu::launch(softmax_cross_entropy_kernel<decltype(group)>, grid, block, 0, rows, classes,
-                    logits, labels, float(rows), grad, row_loss, first_bad_row);
+        if (in_registers)
+            gpu::launch(softmax_cross_entropy_registers_kernel<decltype(group)>, grid, block, 0,
+                        rows, classes, logits, labels, float(rows), grad, row_loss, first_bad_row);
+        else
+            gpu::launch(softmax_cross_entropy_kernel<decltype(group)>, grid, block, 0, rows,
+                        classes, logits, labels, float(rows), grad, row_loss, first_bad_row);
     });
 
     unsigned long long bad_row = 0;
@@ -119,14 +181,33 @@ float softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const float
     return sum(rows, row_loss, Reduction::deterministic) / float(rows);
 }
 
+float softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const float* logits,
+                            const float* labels, float* grad, std::int64_t& first_bad_label) {
+    return cross_entropy_rows(false, rows, classes, logits, labels, grad, first_bad_label);
+}
+
+// Rows longer than register_row_max_cols do not fit in the group's registers: version 2.
+float softmax_cross_entropy_registers(std::int64_t rows, std::int64_t classes, const float* logits,
+                                      const float* labels, float* grad,
+                                      std::int64_t& first_bad_label) {
+    return cross_entropy_rows(classes <= register_row_max_cols, rows, classes, logits, labels, grad,
+                              first_bad_label);
+}
+
 }  // namespace
 
-[[maybe_unused]] const bool registered =
+[[maybe_unused]] const bool mse_registered =
     register_kernel("gpu_tiled", ops::mse_loss,
                     {2, "fused_block_sums",
-                     "the gradient and each block's squared-error sum in one pass", mse_loss}) &&
-    register_kernel("gpu_tiled", ops::softmax_cross_entropy,
-                    {2, "warp_or_block_per_row", "a warp or a block per row, online max and sum",
-                     softmax_cross_entropy});
+                     "the gradient and each block's squared-error sum in one pass", mse_loss});
+[[maybe_unused]] const bool cross_entropy_registered =
+    register_kernels("gpu_tiled", ops::softmax_cross_entropy,
+                     {{2, "warp_or_block_per_row", "a warp or a block per row, online max and sum",
+                       softmax_cross_entropy},
+                      {3, "row_in_registers",
+                       "the logits read once into registers (up to 16 384 classes), the gradient "
+                       "and the loss from them",
+                       softmax_cross_entropy_registers}},
+                     /*default_version=*/3);
 
 }  // namespace triptych::gpu_tiled

@@ -303,6 +303,60 @@ TEST_CASE("the divergent and the convergent tree of gpu_tiled's sum differ in re
     require_counts(sequential_stores, 20, 20, 20, 511);
 }
 
+TEST_CASE(
+    "gpu_tiled's version 3 of softmax loads each element once: half the global load requests of "
+    "version 2, and the same stores",
+    "[recorder]") {
+    // Two shapes within the register bound (16 384). 8 x 100: a warp per row, one block of 8
+    // warps; each warp covers its row in 4 steps of 32 columns (the last with lanes 0-3), one
+    // request per step. 2 x 2000: a block of 512 threads (16 warps) per row; thread t takes
+    // columns t, t + 512, t + 1024 and, for t < 464, t + 1536, so warps 0-14 make 4 steps (warp
+    // 14 with 16 lanes at the fourth) and warp 15 makes 3: 63 requests per row.
+    // Forward, per step: version 2 loads x in the (max, sum) pass and again in the write pass,
+    // version 3 once; both store y once. 8 x 100: 8 * 4 * 2 = 64 loads against 32, 32 stores;
+    // 2 x 2000: 2 * 63 * 2 = 252 against 126, 126 stores.
+    // Backward, per step: version 2 loads dy and y for the dot product and both again for dx,
+    // version 3 each once: 8 * 4 * 4 = 128 against 64, and 2 * 63 * 4 = 504 against 252.
+    auto counted = [](const std::string& version, const Shape& shape, bool forward) {
+        Backend& gpu = backend(version);
+        std::vector<float> values(static_cast<std::size_t>(shape.elements()));
+        for (std::size_t i = 0; i < values.size(); ++i) values[i] = float(i % 19) * 0.125f - 1.0f;
+        const Tensor in = gpu.upload(shape, values);
+        Tensor y = gpu.allocate(shape);
+        gpu.softmax_forward(in, y);  // y: a softmax, the backward's input
+        Tensor out = gpu.allocate(shape);
+        ScopedRecordMode recording({true, false});
+        if (forward)
+            gpu.softmax_forward(in, out);
+        else
+            gpu.softmax_backward(y, in, out);
+        auto profiles = sim::take_profiles();
+        REQUIRE(profiles.size() == 1);
+        return std::pair{total(profiles[0], Space::global, false),
+                         total(profiles[0], Space::global, true)};
+    };
+    struct Case {
+        Shape shape;
+        bool forward;
+        std::uint64_t version_2_loads, version_3_loads, stores;
+    };
+    for (const Case& c :
+         {Case{{8, 100}, true, 64, 32, 32}, Case{{2, 2000}, true, 252, 126, 126},
+          Case{{8, 100}, false, 128, 64, 32}, Case{{2, 2000}, false, 504, 252, 126}}) {
+        INFO((c.forward ? "forward " : "backward ") << c.shape[0] << " x " << c.shape[1]);
+        const auto [two_loads, two_stores] = counted("gpu_tiled@2", c.shape, c.forward);
+        const auto [three_loads, three_stores] = counted("gpu_tiled@3", c.shape, c.forward);
+        CHECK(two_loads.requests == c.version_2_loads);
+        CHECK(three_loads.requests == c.version_3_loads);
+        // Each element of each input loaded twice by version 2, once by version 3.
+        const std::uint64_t elements = (c.forward ? 1 : 2) * std::uint64_t(c.shape.elements());
+        CHECK(two_loads.lanes == 2 * elements);
+        CHECK(three_loads.lanes == elements);
+        CHECK(two_stores.requests == c.stores);
+        CHECK(three_stores.requests == c.stores);
+    }
+}
+
 TEST_CASE("version 3's padding column takes its transposing stores from 32-way conflicts to none",
           "[recorder]") {
     // gpu_tiled@3 at 64 x 64 x 64 with A transposed (TN): 2 x 2 blocks of 32 warps, 2 steps of k,
