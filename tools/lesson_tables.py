@@ -155,12 +155,17 @@ def render_counted(source_path, link):
             + report.table(["op", "shape", "run as", "kernel", *COUNTED_COLUMNS], body))
 
 
-def load_counted(path):
+def read_source(path, what):
+    """The JSON at `path`, or a ReportError naming it as `what` ("the bench table's source")."""
     try:
         with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+            return json.load(f)
     except (OSError, ValueError) as e:
-        raise report.ReportError(f"cannot read the counted table's source {path}: {e}")
+        raise report.ReportError(f"cannot read {what} {path}: {e}")
+
+
+def load_counted(path):
+    doc = read_source(path, "the counted table's source")
     if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or not all(
             isinstance(r, dict) and isinstance(r.get("args"), list) for r in doc["runs"]):
         raise report.ReportError(f"{path} is not a counted table's source ({{\"runs\": [{{\"args\": "
@@ -209,11 +214,7 @@ def recount(triptych, lessons, write):
 def load_bench_source(path):
     """A bench table's source: {"command": the triptych_bench command, "rows": [row names], and,
     once a run is recorded, its "context" and "benchmarks" (the rows' median aggregates)}."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        raise report.ReportError(f"cannot read the bench table's source {path}: {e}")
+    doc = read_source(path, "the bench table's source")
     if not isinstance(doc, dict) or not isinstance(doc.get("command"), str) or not isinstance(
             doc.get("rows"), list) or not all(isinstance(r, str) for r in doc["rows"]):
         raise report.ReportError(f"{path} is not a bench table's source ({{\"command\": \"...\", "
@@ -283,11 +284,7 @@ def load_noted(path):
     """A noted table's source: {"machine": ..., "kept": how the figures were kept, "runs": {id:
     {"date", "code", "build", "command", "written_down"}}, "figures": [{"row", "run", and some
     of "time_us", "rate" with "unit", "of_copy" (a share of the device copy), "code", "note"}]}."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        raise report.ReportError(f"cannot read the noted figures {path}: {e}")
+    doc = read_source(path, "the noted figures")
     if not isinstance(doc, dict) or not isinstance(doc.get("runs"), dict) or not isinstance(
             doc.get("figures"), list) or not isinstance(doc.get("machine"), str):
         raise report.ReportError(f"{path} is not a file of noted figures ({{\"machine\": ..., "

@@ -162,6 +162,23 @@ constexpr int row_values_per_thread = 32;
 constexpr std::int64_t register_row_max_cols =
     std::int64_t(row_block_threads) * row_values_per_thread;
 
+// The first pass of the row-in-registers kernels: this thread's columns of the row, from
+// `first` (its first column's element) while `columns` are left, into values[0 ..], the slots past
+// the end of the row set to 0 and left out; returns the row's (max, sum of e^(x - max)), reduced
+// over the whole group (every thread of it must call this).
+template <typename Group>
+__device__ inline MaxSum load_row_max_sum(const float* first, std::int64_t columns,
+                                          float (&values)[row_values_per_thread]) {
+    MaxSum partial = MaxSum::empty();
+#pragma unroll
+    for (int k = 0; k < row_values_per_thread; ++k) {
+        const int offset = k * Group::threads;
+        values[k] = offset < columns ? first[offset] : 0.0f;
+        if (offset < columns) partial.add(values[k]);
+    }
+    return Group::max_sum(partial);
+}
+
 // Calls run(WarpPerRow{} or BlockPerRow{}, grid, block) with the launch shape for (rows, cols);
 // `run` launches the kernel instantiated for that group:
 //   launch_per_row(rows, cols, [&](auto group, dim3 grid, dim3 block) {

@@ -110,14 +110,7 @@ __global__ void __launch_bounds__(row_block_threads)
         const std::int64_t first = row * classes + Group::lane();  // this thread's first column
         const std::int64_t columns = classes - Group::lane();      // the row's columns from there
         float values[row_values_per_thread];
-        MaxSum partial = MaxSum::empty();
-#pragma unroll
-        for (int k = 0; k < row_values_per_thread; ++k) {
-            const int offset = k * Group::threads;
-            values[k] = offset < columns ? logits[first + offset] : 0.0f;
-            if (offset < columns) partial.add(values[k]);
-        }
-        const MaxSum total = Group::max_sum(partial);
+        const MaxSum total = load_row_max_sum<Group>(logits + first, columns, values);
 
         // Version 2's rule of is_class_index: an integer in [0, classes), NaN caught.
         const float label = labels[row];

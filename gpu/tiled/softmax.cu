@@ -80,14 +80,7 @@ __global__ void __launch_bounds__(row_block_threads)
         const std::int64_t first = row * cols + Group::lane();  // this thread's first column
         const std::int64_t columns = cols - Group::lane();      // the row's columns from there
         float values[row_values_per_thread];
-        MaxSum partial = MaxSum::empty();
-#pragma unroll
-        for (int k = 0; k < row_values_per_thread; ++k) {
-            const int offset = k * Group::threads;
-            values[k] = offset < columns ? x[first + offset] : 0.0f;
-            if (offset < columns) partial.add(values[k]);
-        }
-        const MaxSum total = Group::max_sum(partial);
+        const MaxSum total = load_row_max_sum<Group>(x + first, columns, values);
         const float inverse_sum = 1.0f / total.sum;  // s >= 1: the max contributes e^0
 #pragma unroll
         for (int k = 0; k < row_values_per_thread; ++k) {
