@@ -54,28 +54,40 @@ def gpu_run():
     return {"context": context, "benchmarks": rows}
 
 
-class LessonTables(unittest.TestCase):
+class LessonFolder(unittest.TestCase):
+    """A lessons folder of its own under a temporary directory: one lesson, `folder`, whose README
+    is `readme_text`; tool() runs lesson_tables.py on it, text() reads the README back."""
+    folder = None
+    readme_text = None
+
     def setUp(self):
         self.dir = tempfile.mkdtemp()
         self.lessons = os.path.join(self.dir, "lessons")
-        os.makedirs(os.path.join(self.lessons, "99_test"))
-        self.readme = os.path.join(self.lessons, "99_test", "README.md")
+        os.makedirs(os.path.join(self.lessons, self.folder))
+        self.readme = os.path.join(self.lessons, self.folder, "README.md")
         with open(self.readme, "w", encoding="utf-8") as f:
-            f.write(README)
-        self.run_json = os.path.join(self.dir, "run.json")
-        with open(self.run_json, "w", encoding="utf-8") as f:
-            json.dump(gpu_run(), f)
+            f.write(self.readme_text)
 
     def tearDown(self):
         shutil.rmtree(self.dir)
 
-    def tool(self, *args):
+    def tool(self, *args, env=None):
         return subprocess.run([sys.executable, TOOL, "--lessons", self.lessons, *args],
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, env=env)
 
     def text(self):
         with open(self.readme, encoding="utf-8") as f:
             return f.read()
+
+
+class LessonTables(LessonFolder):
+    folder, readme_text = "99_test", README
+
+    def setUp(self):
+        super().setUp()
+        self.run_json = os.path.join(self.dir, "run.json")
+        with open(self.run_json, "w", encoding="utf-8") as f:
+            json.dump(gpu_run(), f)
 
     def test_a_table_without_a_recorded_run_says_so_and_stale_text_fails_the_check(self):
         self.assertEqual(self.tool("--check").returncode, 1)
@@ -142,35 +154,21 @@ def cpu_run(rows):
     return {"context": context, "benchmarks": benchmarks}
 
 
-class BenchTables(unittest.TestCase):
+class BenchTables(LessonFolder):
+    folder, readme_text = "97_bench", BENCH_README
+
     def setUp(self):
-        self.dir = tempfile.mkdtemp()
-        self.lessons = os.path.join(self.dir, "lessons")
-        os.makedirs(os.path.join(self.lessons, "97_bench"))
-        self.readme = os.path.join(self.lessons, "97_bench", "README.md")
-        with open(self.readme, "w", encoding="utf-8") as f:
-            f.write(BENCH_README)
+        super().setUp()
         self.source = os.path.join(self.lessons, "97_bench", "bench.json")
         with open(self.source, "w", encoding="utf-8") as f:
             json.dump({"command": "build/bench/triptych_bench --benchmark_filter=65536",
                        "rows": BENCH_ROWS}, f)
-
-    def tearDown(self):
-        shutil.rmtree(self.dir)
-
-    def tool(self, *args):
-        return subprocess.run([sys.executable, TOOL, "--lessons", self.lessons, *args],
-                              capture_output=True, text=True)
 
     def record(self, rows):
         path = os.path.join(self.dir, "run.json")
         with open(path, "w", encoding="utf-8") as f:
             json.dump(cpu_run(rows), f)
         return self.tool("--from", path)
-
-    def text(self):
-        with open(self.readme, encoding="utf-8") as f:
-            return f.read()
 
     def test_a_recorded_run_gives_each_row_its_median_under_the_machine_and_command(self):
         self.assertEqual(self.tool("--check").returncode, 1)  # no table yet: out of date
@@ -254,31 +252,20 @@ PEER = {"peer": "PyTorch 1.13", "context": {"threads": 2, "date": "2026-12-02T16
                     {"op": "conv2d_forward", "size": "lenet_conv1", "seconds": 1e-3}]}
 
 
-class PoolTable(unittest.TestCase):
+class PoolTable(LessonFolder):
+    folder, readme_text = "96_pool", POOL_README
+
     def setUp(self):
-        self.dir = tempfile.mkdtemp()
-        self.lessons = os.path.join(self.dir, "lessons")
-        os.makedirs(os.path.join(self.lessons, "96_pool"))
-        self.readme = os.path.join(self.lessons, "96_pool", "README.md")
-        with open(self.readme, "w", encoding="utf-8") as f:
-            f.write(POOL_README)
+        super().setUp()
         self.peer = os.path.join(self.dir, "peer.json")
         with open(self.peer, "w", encoding="utf-8") as f:
             json.dump(PEER, f)
-
-    def tearDown(self):
-        shutil.rmtree(self.dir)
 
     def record(self, ops, *more):
         path = os.path.join(self.dir, "run.json")
         with open(path, "w", encoding="utf-8") as f:
             json.dump(pool_run(ops), f)
-        return subprocess.run([sys.executable, TOOL, "--lessons", self.lessons, "--from", path,
-                               *more], capture_output=True, text=True)
-
-    def text(self):
-        with open(self.readme, encoding="utf-8") as f:
-            return f.read()
+        return self.tool("--from", path, *more)
 
     def test_a_run_and_the_peer_become_the_pooling_table(self):
         result = self.record(["max_pool2d_forward/cpu_eigen_omp/64x6x28x28_w2s2",
@@ -339,16 +326,13 @@ with open(args[args.index("--json") + 1], "w") as f:
 """
 
 
-class CountedTables(unittest.TestCase):
+class CountedTables(LessonFolder):
+    folder, readme_text = "98_test", COUNTED_README
+
     def setUp(self):
-        self.dir = tempfile.mkdtemp()
-        self.lessons = os.path.join(self.dir, "lessons")
-        folder = os.path.join(self.lessons, "98_test")
-        os.makedirs(folder)
-        self.readme = os.path.join(folder, "README.md")
-        with open(self.readme, "w", encoding="utf-8") as f:
-            f.write(COUNTED_README)
-        with open(os.path.join(folder, "counts.json"), "w", encoding="utf-8") as f:
+        super().setUp()
+        with open(os.path.join(self.lessons, "98_test", "counts.json"), "w",
+                  encoding="utf-8") as f:
             json.dump({"runs": [{"args": ["--op", "scale", "--backend", "gpu_naive",
                                           "--shape", "64"]}]}, f)
         self.triptych = os.path.join(self.dir, "triptych")
@@ -356,13 +340,8 @@ class CountedTables(unittest.TestCase):
             f.write(FAKE_TRIPTYCH)
         os.chmod(self.triptych, 0o755)
 
-    def tearDown(self):
-        shutil.rmtree(self.dir)
-
     def tool(self, *args, sectors="64"):
-        return subprocess.run([sys.executable, TOOL, "--lessons", self.lessons, *args],
-                              capture_output=True, text=True,
-                              env=dict(os.environ, FAKE_SECTORS=sectors))
+        return super().tool(*args, env=dict(os.environ, FAKE_SECTORS=sectors))
 
     def test_counts_become_the_table_and_a_recount_that_differs_fails_the_check(self):
         # Nothing recorded yet: the table cannot be written.
@@ -408,32 +387,20 @@ def noted_figures():
                  "note": "one atomic per element"}]}
 
 
-class NotedTables(unittest.TestCase):
+class NotedTables(LessonFolder):
     """Figures written down from a run whose JSON was not kept: one file, tables by regex."""
+    folder, readme_text = "95_noted", NOTED_README
+
     def setUp(self):
-        self.dir = tempfile.mkdtemp()
-        self.lessons = os.path.join(self.dir, "lessons")
-        os.makedirs(os.path.join(self.lessons, "95_noted"))
-        self.readme = os.path.join(self.lessons, "95_noted", "README.md")
+        super().setUp()
         self.source = os.path.join(self.lessons, "95_noted", "gpu.json")
         self.write(NOTED_README, noted_figures())
-
-    def tearDown(self):
-        shutil.rmtree(self.dir)
 
     def write(self, readme, figures):
         with open(self.readme, "w", encoding="utf-8") as f:
             f.write(readme)
         with open(self.source, "w", encoding="utf-8") as f:
             json.dump(figures, f)
-
-    def tool(self, *args):
-        return subprocess.run([sys.executable, TOOL, "--lessons", self.lessons, *args],
-                              capture_output=True, text=True)
-
-    def text(self):
-        with open(self.readme, encoding="utf-8") as f:
-            return f.read()
 
     def test_the_figures_become_tables_by_variant_and_by_row_and_a_planted_digit_fails(self):
         self.assertEqual(self.tool("--check").returncode, 1)  # the tables are not written yet
