@@ -65,6 +65,8 @@ std::string to_string(ConvAlgorithm algorithm) {
             return "im2col";
         case ConvAlgorithm::fft:
             return "fft";
+        case ConvAlgorithm::implicit_gemm:
+            return "implicit_gemm";
     }
     return "?";
 }

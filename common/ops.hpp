@@ -63,10 +63,14 @@ bool is_class_index(T label, std::int64_t classes) {
 // How a convolution is computed (lessons 08-10):
 //   direct  the definition: every output a sum over C x R x S input-filter products;
 //   im2col  the input unrolled into a matrix of patches, then one GEMM (col2im for dX);
-//   fft     the convolution theorem: transform, multiply pointwise, transform back.
+//   fft     the convolution theorem: transform, multiply pointwise, transform back;
+//   implicit_gemm  im2col's GEMM with its tiles of patches gathered from the input as it goes,
+//           the matrix never stored (GPU panels only).
 // Every algorithm computes the same numbers; each variant implements those that make sense for it
 // (Backend::conv2d_algorithms).
-enum class ConvAlgorithm { direct, im2col, fft };
+enum class ConvAlgorithm { direct, im2col, fft, implicit_gemm };
+inline constexpr ConvAlgorithm conv_algorithms[] = {
+    ConvAlgorithm::direct, ConvAlgorithm::im2col, ConvAlgorithm::fft, ConvAlgorithm::implicit_gemm};
 std::string to_string(ConvAlgorithm algorithm);
 
 // A 2D convolution, as every deep-learning framework defines it (a cross-correlation: the filter

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <climits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "common/random.hpp"
 #include "common/registry.hpp"
 #include "cpu/naive/conv2d.hpp"
+#include "gpu/tiled/divisor.hpp"
 #include "tests/finite_difference.hpp"
 #include "tests/seed.hpp"
 #include "tests/variants.hpp"
@@ -63,8 +66,7 @@ TEST_CASE(
     "[conv]") {
     // One algorithm and one shape at a time, so that a variant still writing an algorithm, or one
     // that refuses some shapes (cuDNN's FFT takes stride 1 only), is tested on the rest.
-    for (ConvAlgorithm algorithm :
-         {ConvAlgorithm::direct, ConvAlgorithm::im2col, ConvAlgorithm::fft})
+    for (ConvAlgorithm algorithm : conv_algorithms)
         for (const std::string& text : check::op("conv2d").default_shapes)
             for_every_variant([&](const Backend& b) {
                 if (!offers(b, algorithm)) return;
@@ -174,5 +176,34 @@ TEST_CASE(
         CHECK_THAT(dx, Approx(numerical_gradient(by_x, x)).epsilon(1e-7).margin(1e-9));
         CHECK_THAT(dw, Approx(numerical_gradient(by_w, w)).epsilon(1e-7).margin(1e-9));
         CHECK_THAT(db, Approx(numerical_gradient(by_b, b)).epsilon(1e-7).margin(1e-9));
+    }
+}
+
+TEST_CASE("gpu_tiled's Divisor (multiply-high and shift) divides as / does, for every divisor size",
+          "[conv]") {
+    // conv_implicit_gemm.cu turns flat indices into coordinates with it, on every element it
+    // gathers. Divisors: 1 to 2000, every power of two and its neighbours, the largest int; for
+    // each, the dividends where rounding is closest (multiples of d and their neighbours), the
+    // largest int and random ones (the run's seed).
+    std::vector<int> divisors;
+    for (int d = 1; d <= 2000; ++d) divisors.push_back(d);
+    for (int bit = 11; bit <= 30; ++bit)
+        for (int delta : {-1, 0, 1}) divisors.push_back((1 << bit) + delta);
+    divisors.push_back(INT_MAX);
+    std::mt19937_64 random(testing::seed());
+    std::uniform_int_distribution<int> dividend(0, INT_MAX);
+    for (int d : divisors) {
+        const gpu_tiled::Divisor divisor(d);
+        std::vector<int> dividends = {0, 1, d - 1, d, INT_MAX, INT_MAX - 1};
+        if (d < INT_MAX / 2) dividends.insert(dividends.end(), {d + 1, 2 * d - 1, 2 * d});
+        const int top = INT_MAX / d * d;  // the largest multiple of d
+        dividends.insert(dividends.end(), {top, top - 1});
+        for (int i = 0; i < 64; ++i) dividends.push_back(dividend(random));
+        for (int n : dividends) {
+            const auto [quotient, remainder] = divisor.divmod(n);
+            if (quotient != n / d || remainder != n % d)
+                FAIL(n << " / " << d << ": Divisor gives " << quotient << " rest " << remainder
+                       << ", / gives " << n / d << " rest " << n % d);
+        }
     }
 }

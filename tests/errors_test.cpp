@@ -346,7 +346,7 @@ TEST_CASE("a variant asked for a conv2d algorithm it lacks throws Unsupported na
         for (ConvAlgorithm a : has) names += (names.empty() ? "" : ", ") + to_string(a);
         const Tensor bx = b.allocate(s.x_shape()), dy = b.allocate(s.y_shape());
         Tensor dx = b.allocate(s.x_shape());
-        for (ConvAlgorithm a : {ConvAlgorithm::direct, ConvAlgorithm::im2col, ConvAlgorithm::fft}) {
+        for (ConvAlgorithm a : conv_algorithms) {
             if (std::find(has.begin(), has.end(), a) != has.end()) continue;
             INFO(variant << " asked for " << to_string(a));
             CHECK_THROWS_MATCHES(b.conv2d_backward_data(s, a, dy, b.allocate(s.w_shape()), dx),

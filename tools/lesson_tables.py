@@ -71,7 +71,7 @@ SECTION_OPS = {"gemm_ladder": ("gemm",),
                "fusion": ("dense_forward", "dense_forward_unfused", "copy"),
                "pool": POOL_OPS + ("copy",),
                "conv": tuple(f"conv2d_{p}_{a}" for p in ("forward", "forward_backward")
-                             for a in ("direct", "im2col", "fft"))}
+                             for a in report.CONV_ALGORITHMS)}
 # The tables only a run on a real GPU can fill (a CPU run has no GPU versions of the op).
 SECTIONS_OF_A_GPU = {"gemm_ladder"}
 # The peer's ops a table pairs with its rows, where they are named otherwise (PyTorch has one

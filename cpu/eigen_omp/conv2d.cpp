@@ -253,6 +253,8 @@ void conv2d_forward(const Conv2dShape& s, ConvAlgorithm algorithm, const float* 
                                         : forward_im2col(s, x, w, b, y);
         case ConvAlgorithm::fft:
             return conv2d_forward_fft(s, x, w, b, y);
+        case ConvAlgorithm::implicit_gemm:  // a GPU algorithm: not in conv2d_algorithms()
+            break;
     }
 }
 
@@ -266,6 +268,8 @@ void conv2d_backward_data(const Conv2dShape& s, ConvAlgorithm algorithm, const f
                                         : backward_data_im2col(s, dy, w, dx);
         case ConvAlgorithm::fft:
             return conv2d_backward_data_fft(s, dy, w, dx);
+        case ConvAlgorithm::implicit_gemm:  // a GPU algorithm: not in conv2d_algorithms()
+            break;
     }
 }
 
@@ -280,6 +284,8 @@ void conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm algorithm, cons
                                         : backward_weights_im2col(s, x, dy, dw);
         case ConvAlgorithm::fft:
             return conv2d_backward_weights_fft(s, x, dy, dw);
+        case ConvAlgorithm::implicit_gemm:  // a GPU algorithm: not in conv2d_algorithms()
+            break;
     }
 }
 

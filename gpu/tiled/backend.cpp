@@ -15,7 +15,8 @@ public:
     // over many warps, and was 14 times faster on an H200 (lessons/09_conv_im2col/README.md,
     // "On a GPU").
     std::vector<ConvAlgorithm> conv2d_algorithms() const override {
-        return {ConvAlgorithm::direct, ConvAlgorithm::im2col, ConvAlgorithm::fft};
+        return {ConvAlgorithm::direct, ConvAlgorithm::im2col, ConvAlgorithm::fft,
+                ConvAlgorithm::implicit_gemm};
     }
 };
 

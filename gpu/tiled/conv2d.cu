@@ -31,8 +31,9 @@
 // Filters larger than filter_chunk x filter_chunk are staged a chunk of taps at a time, so any
 // filter fits in shared memory; large strides shrink the forward tile (forward_tile_side).
 //
-// version 3, im2col (lesson 09): conv_im2col.cu. fft (lesson 10): conv_fft.cu. The bias gradient
-// is the same for every algorithm but fft; it is computed here for direct and im2col.
+// version 3, im2col (lesson 09): conv_im2col.cu. version 4, implicit GEMM (lesson 09):
+// conv_implicit_gemm.cu. fft (lesson 10): conv_fft.cu. The bias gradient is the same for every
+// algorithm but fft; it is computed here for direct, im2col and implicit GEMM.
 #include "gpu/runtime/cuda.hpp"
 
 #include <algorithm>
@@ -44,6 +45,7 @@
 #include "gpu/tiled/block_reduce.hpp"
 #include "gpu/tiled/conv_fft.hpp"
 #include "gpu/tiled/conv_im2col.hpp"
+#include "gpu/tiled/conv_implicit_gemm.hpp"
 #include "gpu/tiled/ops.hpp"
 
 namespace triptych::gpu_tiled {
@@ -290,12 +292,13 @@ __global__ void conv2d_backward_weights_kernel(Conv2dShape shape, std::int64_t P
     if (threadIdx.x == 0) partial[blockIdx.y * weights + weight] = total;
 }
 
-// dw[weight] = the sum of the splits' partials, in split order: the same bits on every run.
+// dw[weight] = the sum of the splits' partials, in split order: the same bits on every run (and
+// dw's old value first, when `accumulate`).
 __global__ void sum_weight_splits_kernel(std::int64_t weights, std::int64_t splits,
-                                         const float* partial, float* dw) {
+                                         const float* partial, float* dw, bool accumulate) {
     const std::int64_t weight = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (weight >= weights) return;
-    float total = 0.0f;
+    float total = accumulate ? dw[weight] : 0.0f;
     for (std::int64_t split = 0; split < splits; ++split)
         total += partial[split * weights + weight];
     dw[weight] = total;
@@ -358,6 +361,8 @@ void conv2d_forward(const Conv2dShape& s, ConvAlgorithm algorithm, const float* 
             return conv2d_forward_im2col(s, x, w, b, y);
         case ConvAlgorithm::fft:
             return conv2d_forward_fft(s, x, w, b, y);
+        case ConvAlgorithm::implicit_gemm:
+            return conv2d_forward_implicit_gemm(s, x, w, b, y);
     }
 }
 
@@ -370,6 +375,8 @@ void conv2d_backward_data(const Conv2dShape& s, ConvAlgorithm algorithm, const f
             return conv2d_backward_data_im2col(s, dy, w, dx);
         case ConvAlgorithm::fft:
             return conv2d_backward_data_fft(s, dy, w, dx);
+        case ConvAlgorithm::implicit_gemm:
+            return conv2d_backward_data_implicit_gemm(s, dy, w, dx);
     }
 }
 
@@ -379,23 +386,30 @@ void conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm algorithm, cons
     gpu::launch(conv2d_backward_bias_kernel, dim3(unsigned(s.K)), dim3(bias_threads), 0, s.N, s.K,
                 s.P() * s.Q(), dy, db);
     if (algorithm == ConvAlgorithm::im2col) return conv2d_backward_weights_im2col(s, x, dy, dw);
+    if (algorithm == ConvAlgorithm::implicit_gemm)
+        return conv2d_backward_weights_implicit_gemm(s, x, dy, dw);
     const std::int64_t weights = s.w_shape().elements();
     const std::int64_t blocks = ceil_div<std::int64_t>(weights, weights_per_block);
     const std::int64_t splits = weight_splits(s);
     float* partial = splits == 1 ? dw : gpu::workspace(splits * weights);
     gpu::launch(conv2d_backward_weights_kernel, dim3(unsigned(blocks), unsigned(splits)),
                 dim3(32, weights_per_block), 0, s, s.P(), s.Q(), x, dy, partial);
-    if (splits > 1)
-        gpu::launch(sum_weight_splits_kernel, dim3(unsigned(ceil_div<std::int64_t>(weights, 256))),
-                    dim3(256), 0, weights, splits, partial, dw);
+    if (splits > 1) sum_splits(weights, splits, partial, dw, /*accumulate=*/false);
 }
 
 }  // namespace
 
+void sum_splits(std::int64_t count, std::int64_t splits, const float* partial, float* out,
+                bool accumulate) {
+    gpu::launch(sum_weight_splits_kernel, dim3(unsigned(ceil_div<std::int64_t>(count, 256))),
+                dim3(256), 0, count, splits, partial, out, accumulate);
+}
+
 [[maybe_unused]] const bool registered =
     register_kernel("gpu_tiled", ops::conv2d_forward,
                     {2, "shared_tile_halo",
-                     "direct: a tile and its halo in shared memory; im2col + the tiled GEMM; FFT",
+                     "direct: a tile and its halo in shared memory; im2col + the tiled GEMM; FFT; "
+                     "implicit GEMM",
                      conv2d_forward}) &&
     register_kernel("gpu_tiled", ops::conv2d_backward_data,
                     {2, "shared_tile_halo", "the same algorithms on the transposed convolution",

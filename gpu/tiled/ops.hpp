@@ -22,6 +22,10 @@ void gemm(const GemmShape& s, const float* A, const float* B, float* C);
 // ladder but what lesson 03 compares it with (its transposing stores hit one bank 32 times).
 void gemm_shared_tiles_unpadded(const GemmShape& s, const float* A, const float* B, float* C);
 
+// conv2d.cu: out[i] = the sum of partial[split * count + i] over the splits, in split order (plus
+// out[i] when `accumulate`): the partial sums of a weight gradient split over blocks.
+void sum_splits(std::int64_t count, std::int64_t splits, const float* partial, float* out,
+                bool accumulate);
 // reduce.cu: the sum of n floats, returned to the host (the losses reduce with it).
 float sum(std::int64_t n, const float* x, Reduction mode);
 

@@ -14,7 +14,8 @@ public:
     GpuVendor() : GpuBackend("gpu_vendor") {}
     // direct is cuDNN's fastest algorithm for the shape, the true ceiling, so it comes first.
     std::vector<ConvAlgorithm> conv2d_algorithms() const override {
-        return {ConvAlgorithm::direct, ConvAlgorithm::im2col, ConvAlgorithm::fft};
+        return {ConvAlgorithm::direct, ConvAlgorithm::im2col, ConvAlgorithm::fft,
+                ConvAlgorithm::implicit_gemm};
     }
 };
 

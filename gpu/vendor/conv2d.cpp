@@ -9,6 +9,10 @@
 //           cuFFT. FFT transforms whole images; FFT_TILING cuts larger ones into tiles and needs
 //           less workspace. They need stride 1, among other limits: cuDNN refuses other shapes,
 //           and so do we (Unsupported, with cuDNN's reasons).
+//   implicit_gemm  forward: IMPLICIT_PRECOMP_GEMM (the tiles of patches gathered from x, with a
+//           precomputed table of offsets), else IMPLICIT_GEMM; backward: BWD_DATA_ALGO_1 and
+//           BWD_FILTER_ALGO_1, the same as im2col's, since cuDNN has no other deterministic
+//           implicit-GEMM backward passes.
 //   direct  whatever cuDNN runs fastest for the shape, so that this row is the real ceiling:
 //           cudnnFind*Algorithm times every algorithm it has (implicit GEMM, Winograd, FFT, ...)
 //           and the winner is kept per shape in Cudnn::fastest_algorithm, since timing them all
@@ -73,18 +77,22 @@ auto fastest_fp32(const std::vector<Performance>& results, const std::string& wh
     throw Unsupported(what + ": cuDNN found no algorithm that runs this shape in FP32");
 }
 
-// The candidates for `algorithm`: the fixed lists for im2col and fft; for direct, the pass's
+// The candidates for `algorithm`: the fixed lists for im2col, fft and implicit_gemm; for direct,
+// the pass's
 // fastest, which `find_fastest` (a cudnnFind* call) measures the first time `what` comes.
 template <typename CudnnAlgorithm, typename FindFastest>
 std::vector<Candidate<CudnnAlgorithm>> candidates(
     Cudnn& cudnn, ConvAlgorithm algorithm, const std::string& what,
     const std::vector<Candidate<CudnnAlgorithm>>& im2col,
-    const std::vector<Candidate<CudnnAlgorithm>>& fft, FindFastest find_fastest) {
+    const std::vector<Candidate<CudnnAlgorithm>>& fft,
+    const std::vector<Candidate<CudnnAlgorithm>>& implicit_gemm, FindFastest find_fastest) {
     switch (algorithm) {
         case ConvAlgorithm::im2col:
             return im2col;
         case ConvAlgorithm::fft:
             return fft;
+        case ConvAlgorithm::implicit_gemm:
+            return implicit_gemm;
         case ConvAlgorithm::direct:
             break;
     }
@@ -147,8 +155,12 @@ void conv2d_forward(Cudnn& cudnn, const Conv2dShape& s, ConvAlgorithm algorithm,
     const std::vector<Candidate<cudnnConvolutionFwdAlgo_t>> fft = {
         {CUDNN_CONVOLUTION_FWD_ALGO_FFT, "FFT"},
         {CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING, "FFT_TILING"}};
-    const auto plan = first_supported(candidates(cudnn, algorithm, what, im2col, fft, find_fastest),
-                                      workspace_size, what);
+    const std::vector<Candidate<cudnnConvolutionFwdAlgo_t>> implicit = {
+        {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, "IMPLICIT_PRECOMP_GEMM"},
+        {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, "IMPLICIT_GEMM"}};
+    const auto plan =
+        first_supported(candidates(cudnn, algorithm, what, im2col, fft, implicit, find_fastest),
+                        workspace_size, what);
     void* workspace = scratch(plan.workspace_bytes);
     check_run(cudnnConvolutionForward(handle, &alpha_one, d.x.get(), x, d.w.get(), w,
                                       d.convolution.get(), plan.candidate.algorithm, workspace,
@@ -188,8 +200,10 @@ void conv2d_backward_data(Cudnn& cudnn, const Conv2dShape& s, ConvAlgorithm algo
     const std::vector<Candidate<cudnnConvolutionBwdDataAlgo_t>> fft = {
         {CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT, "FFT"},
         {CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING, "FFT_TILING"}};
-    const auto plan = first_supported(candidates(cudnn, algorithm, what, im2col, fft, find_fastest),
-                                      workspace_size, what);
+    const auto& implicit = im2col;
+    const auto plan =
+        first_supported(candidates(cudnn, algorithm, what, im2col, fft, implicit, find_fastest),
+                        workspace_size, what);
     void* workspace = scratch(plan.workspace_bytes);
     check_run(cudnnConvolutionBackwardData(handle, &alpha_one, d.w.get(), w, d.y.get(), dy,
                                            d.convolution.get(), plan.candidate.algorithm, workspace,
@@ -224,8 +238,10 @@ void conv2d_backward_weights(Cudnn& cudnn, const Conv2dShape& s, ConvAlgorithm a
     const std::vector<Candidate<cudnnConvolutionBwdFilterAlgo_t>> fft = {
         {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT, "FFT"},
         {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING, "FFT_TILING"}};
-    const auto plan = first_supported(candidates(cudnn, algorithm, what, im2col, fft, find_fastest),
-                                      workspace_size, what);
+    const auto& implicit = im2col;
+    const auto plan =
+        first_supported(candidates(cudnn, algorithm, what, im2col, fft, implicit, find_fastest),
+                        workspace_size, what);
     void* workspace = scratch(plan.workspace_bytes);
     check_run(
         cudnnConvolutionBackwardFilter(handle, &alpha_one, d.x.get(), x, d.y.get(), dy,

@@ -4,10 +4,10 @@
 // First unrolls a 4x4 image into its im2col matrix for a 3x3 filter, printed, and counts how
 // often each input is copied into it. Then prints the memory im2col costs (the col matrix is
 // about R*S / stride^2 times the input) and the GEMM each pass becomes, for a few layers. Then runs
-// the three conv2d passes by the direct and the im2col algorithm on every variant that has them,
-// each checked against the float64 reference, with its time: lesson 08's two layers, and a
-// 16-channel 3x3 layer at stride 1, for which cpu_eigen_omp's im2col builds no col (the shifted
-// form). Exits 1 if any variant is wrong.
+// the three conv2d passes by the direct, the im2col and (GPU panels) the implicit-GEMM algorithm
+// on every variant that has them, each checked against the float64 reference, with its time:
+// lesson 08's two layers, and a 16-channel 3x3 layer at stride 1, for which cpu_eigen_omp's im2col
+// builds no col (the shifted form). Exits 1 if any variant is wrong.
 //
 //   lesson_09_conv_im2col [SEED]
 #include <algorithm>
@@ -197,7 +197,8 @@ int main(int argc, char** argv) {
         bool all_passed = true;
         for (const lessons::ConvPass pass : lessons::conv_passes)
             for (const Layer& layer : layers)
-                for (const ConvAlgorithm algorithm : {ConvAlgorithm::direct, ConvAlgorithm::im2col})
+                for (const ConvAlgorithm algorithm :
+                     {ConvAlgorithm::direct, ConvAlgorithm::im2col, ConvAlgorithm::implicit_gemm})
                     for (const std::string& name : backend_names()) {
                         const Backend& b = backend(name);
                         if (!lessons::has_algorithm(b, algorithm)) continue;  // listed above

@@ -408,4 +408,53 @@ TEST_CASE("the DRAM model counts each sector a launch touches once, however many
     CHECK(profiles[0].dram_write_sectors == 512);
 }
 
+TEST_CASE(
+    "implicit GEMM's forward pass is one launch that moves x, w, b and y once; im2col's "
+    "three launches write and read its patches and its GEMM's output besides",
+    "[recorder]") {
+    // N2 C3 H9 W10, 5 filters of 3x3, stride 1, pad 1: y is 2 x 5 x 9 x 10 floats. im2col's
+    // patches are C*R*S x N*P*Q = 27 x 180, its GEMM's output Y as many floats as y. Every x is
+    // read by some window. Device buffers start 256-byte aligned (as the workspace's matrices
+    // do), so each tensor's sectors are its bytes / 32, rounded up. Lesson 09 quotes these counts.
+    Backend& gpu = backend("gpu_tiled");
+    const Conv2dShape s{2, 3, 9, 10, 5, 3, 3, 1, 1, 1, 1};
+    const auto sectors = [](std::int64_t floats) { return std::uint64_t((4 * floats + 31) / 32); };
+    const std::int64_t x_floats = s.x_shape().elements(), w_floats = s.w_shape().elements();
+    const std::int64_t y_floats = s.y_shape().elements(), patch_floats = 27 * 180;
+    std::vector<float> values(static_cast<std::size_t>(x_floats));
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = float(i % 11) * 0.25f - 1.0f;
+    const Tensor x = gpu.upload(s.x_shape(), values);
+    const Tensor w = gpu.upload(s.w_shape(), std::vector<float>(std::size_t(w_floats), 0.5f));
+    const Tensor b = gpu.upload(s.b_shape(), std::vector<float>(5, 0.25f));
+    Tensor y = gpu.allocate(s.y_shape());
+    struct Moved {
+        std::size_t launches = 0;
+        std::uint64_t stored_floats = 0, dram_read = 0, dram_write = 0;
+    };
+    const auto moved = [&](ConvAlgorithm algorithm) {
+        ScopedRecordMode recording({true, false});
+        gpu.conv2d_forward(s, algorithm, x, w, b, y);
+        Moved m;
+        for (const sim::LaunchProfile& p : sim::take_profiles()) {
+            ++m.launches;
+            m.stored_floats += total(p, Space::global, true).lane_bytes / 4;
+            m.dram_read += p.dram_read_sectors;
+            m.dram_write += p.dram_write_sectors;
+        }
+        return m;
+    };
+    const Moved implicit = moved(ConvAlgorithm::implicit_gemm);
+    CHECK(implicit.launches == 1);
+    CHECK(implicit.stored_floats == std::uint64_t(y_floats));
+    CHECK(implicit.dram_read == sectors(x_floats) + sectors(w_floats) + sectors(5));
+    CHECK(implicit.dram_write == sectors(y_floats));
+    // im2col_kernel: x -> patches; the GEMM: w, patches -> Y; swap_leading_axes: Y, b -> y.
+    const Moved im2col = moved(ConvAlgorithm::im2col);
+    CHECK(im2col.launches == 3);
+    CHECK(im2col.stored_floats == std::uint64_t(patch_floats + 2 * y_floats));
+    CHECK(im2col.dram_read == sectors(x_floats) + sectors(w_floats) + sectors(patch_floats) +
+                                  sectors(y_floats) + sectors(5));
+    CHECK(im2col.dram_write == sectors(patch_floats) + 2 * sectors(y_floats));
+}
+
 }  // namespace triptych::sim_tests
