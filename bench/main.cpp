@@ -100,9 +100,11 @@ std::string variant_kinds() {
 }
 
 // The versions of every op that some variant has more than one of, as JSON:
-//   {"gemm": {"gpu_naive": [[1, "uncoalesced", false], [2, "coalesced", true]], ...}}
-// (number, name, whether it is the default). The report's ladder tables read it: the default's
-// rows carry the plain variant name, the others "<variant>@<N>".
+//   {"gemm": {"gpu_naive": [[1, "uncoalesced", false, "fp32"], [2, "coalesced", true, "fp32"]],
+//   ...}}
+// (number, name, whether it is the default, the precision its multiplies see: KernelVersion's
+// inputs). The report's ladder tables read it: the default's rows carry the plain variant name,
+// the others "<variant>@<N>"; a tensor-core version is compared with cuBLAS at its precision.
 std::string version_ladders() {
     std::string ops_json;
     for (Op op : all_ops()) {
@@ -115,7 +117,8 @@ std::string version_ladders() {
             std::string list;
             for (const KernelVersion& v : versions)
                 list += (list.empty() ? "" : ", ") + std::string("[") + std::to_string(v.number) +
-                        ", \"" + v.name + "\", " + (v.is_default ? "true" : "false") + "]";
+                        ", \"" + v.name + "\", " + (v.is_default ? "true" : "false") + ", \"" +
+                        to_string(v.inputs) + "\"]";
             variants_json +=
                 (variants_json.empty() ? "" : ", ") + ("\"" + name + "\": [") + list + "]";
         }

@@ -363,21 +363,32 @@ def ladder_section(rows, machine, op="gemm"):
     GFLOP/s, % of gpu_vendor (cuBLAS) and the gain over the version before. The table lesson 03
     quotes (tools/lesson_tables.py copies it there)."""
     text = f"## The {op.upper()} ladder: every version on the GPU\n\n"
-    ladder = []  # (series, number, variant, name) in ladder order
+    ladder = []  # (series, number, variant, name, precision) in ladder order
+    ceilings = {}  # precision -> (series, kernel name): gpu_vendor's version at that precision
     for variant, versions in machine.versions.get(op, {}).items():
-        if variant == "gpu_vendor" or machine.kind(variant) == "cpu":
+        if variant != "gpu_vendor" and machine.kind(variant) == "cpu":
             continue
-        for number, name, is_default in versions:
-            ladder.append((variant if is_default else f"{variant}@{number}", number, variant, name))
+        for entry in versions:
+            # [number, name, is_default, precision]; runs recorded before tensor cores have no
+            # precision: fp32.
+            number, name, is_default = entry[:3]
+            precision = entry[3] if len(entry) > 3 else "fp32"
+            series_name = variant if is_default else f"{variant}@{number}"
+            if variant == "gpu_vendor":
+                ceilings.setdefault(precision, (series_name, name))
+            else:
+                ladder.append((series_name, number, variant, name, precision))
+    ceilings.setdefault("fp32", ("gpu_vendor", "cublas"))
     if not ladder:
         return text + f"This build has no GPU versions of {op}.\n"
     intro = (f"Each version is one kernel (`triptych versions --op {op}`), run by name as "
              "`<variant>@<N>` (the default version of a variant is its plain name). Each cell: "
-             "GFLOP/s, then the percentage of cuBLAS (gpu_vendor, FP32) at the same size, then "
+             "GFLOP/s, then the percentage of cuBLAS (gpu_vendor) at the same size and the same "
+             "input precision (FP32; a tensor-core version's TF32 or BF16 against cuBLAS's), then "
              "the gain over the version before. Medians of the repetitions.\n\n")
     series = gemm_series(rows, machine, versions=True)
     if not machine.has_gpu:
-        listing = [[str(n), v, name] for _, n, v, name in ladder]
+        listing = [[str(n), v, name] for _, n, v, name, _ in ladder]
         return text + intro + (f"{machine.gpu}: the ladder is measured on a real GPU only. Its "
                                "steps:\n\n" + table(["version", "variant", "kernel"], listing))
     sizes = sorted({s for name, *_ in ladder for s in series.get(name, {})
@@ -385,9 +396,9 @@ def ladder_section(rows, machine, op="gemm"):
     if not sizes:
         sizes = sorted({s for name, *_ in ladder for s in series.get(name, {})
                         if len(set(s)) == 1}, key=lambda s: s[0])
-    vendor = series.get("gpu_vendor", {})
     body, previous = [], None
-    for name, number, variant, kernel in ladder:
+    for name, number, variant, kernel, precision in ladder:
+        vendor = series.get(ceilings[precision][0], {}) if precision in ceilings else {}
         cells = []
         for size in sizes:
             row = series.get(name, {}).get(size)
@@ -401,9 +412,11 @@ def ladder_section(rows, machine, op="gemm"):
             cells.append(fmt_number(row.rate / 1e9) + (f" ({', '.join(parts)})" if parts else ""))
         body.append([str(number), f"{variant}@{number}", kernel] + cells)
         previous = name
-    if vendor:
-        body.append(["—", "gpu_vendor", "cuBLAS"] + [fmt_number(vendor[s].rate / 1e9)
-                                                     if s in vendor else "—" for s in sizes])
+    for precision, (name, kernel) in ceilings.items():
+        vendor = series.get(name, {})
+        if vendor:
+            body.append(["—", name, f"cuBLAS ({kernel})"] + [
+                fmt_number(vendor[s].rate / 1e9) if s in vendor else "—" for s in sizes])
     return text + intro + table(["version", "run as", "kernel"] + [f"{s[0]}³" for s in sizes], body)
 
 

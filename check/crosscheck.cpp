@@ -45,6 +45,11 @@ std::vector<std::int64_t> parse_sizes(const std::string& op, const std::string& 
 // is within gamma_K * sum_k |a_k * b_k| of the exact value, gamma_K ~ K*u (Higham, Accuracy and
 // Stability of Numerical Algorithms, 3.1). Scaling by alpha and adding beta*C costs two more
 // roundings; we allow twice that: |out - ref| <= 2 (K + 2) u (|alpha| sum|a*b| + |beta c|).
+// A tensor-core version rounds A and B to TF32 or BF16 first (KernelVersion::inputs), each with
+// relative error at most v = 2^-11 or 2^-8; a product of two rounded inputs is then within
+// (2v + v^2) |a*b| of the exact one, and the float sum adds the bound above. Doubled as well:
+// 2 ((K + 2) u + 2v + v^2) (|alpha| sum|a*b| + |beta c|). (Tensor cores may add with truncation,
+// up to twice u per addition: the doubling covers it.)
 CaseResult check_gemm(const Backend& backend, const GemmShape& s, std::uint64_t seed) {
     s.validate();
     Rng rng(seed);
@@ -72,8 +77,12 @@ CaseResult check_gemm(const Backend& backend, const GemmShape& s, std::uint64_t 
     CaseResult r =
         result_for(backend, "gemm", s.str() + format(" a=%g", s.alpha) + format(" b=%g", s.beta));
     r.seconds = timed(backend, [&] { backend.gemm(s, A, B, C); });
-    const double rtol = 2.0 * double(s.K + 2) * unit_roundoff;
-    r.tolerance = format("%.2g * sum|a*b|", rtol);
+    const KernelVersion* version = backend.version_of(Op::gemm);
+    const InputPrecision inputs = version ? version->inputs : InputPrecision::fp32;
+    const double v = input_roundoff(inputs);
+    const double rtol = 2.0 * (double(s.K + 2) * unit_roundoff + 2.0 * v + v * v);
+    r.tolerance = format("%.2g * sum|a*b|", rtol) +
+                  (inputs == InputPrecision::fp32 ? "" : " (" + to_string(inputs) + " inputs)");
     r.comparison = compare(backend.download(C), ref, Tolerance{rtol, 0.0}, scale);
     return r;
 }
@@ -493,6 +502,8 @@ CaseResult check_sum_repeatable(const Backend& backend, const Shape& shape, int 
 // (1 for none, ReLU and tanh, 1/4 for the sigmoid, 1.13 for GELU), and adds its own rounding,
 // the bound of its forward check at z (check/activations.cpp):
 //   |out - ref| <= 2 (in + 2) u L (sum|x w| + |b|) + act's bound at z + 2^-126.
+// The unfused path multiplies with the backend's gemm; where that is a tensor-core version, its
+// inputs' rounding v widens the first term as in check_gemm: 2 ((in + 2) u + 2v + v^2) L (...).
 CaseResult check_dense_forward(const Backend& backend, const DenseShape& s, DensePath path,
                                std::uint64_t seed) {
     s.validate();
@@ -514,15 +525,19 @@ CaseResult check_dense_forward(const Backend& backend, const DenseShape& s, Dens
     cpu_naive::dense_forward<double>(linear, absolute(wide_x).data(), absolute(wide_w).data(),
                                      absolute(wide_b).data(), scale.data());
     const double slope = activation_max_slope(s.activation);
+    const bool fused = path == DensePath::fused;
+    const KernelVersion* gemm = fused ? nullptr : backend.version_of(Op::gemm);
+    const InputPrecision inputs = gemm ? gemm->inputs : InputPrecision::fp32;
+    const double v = input_roundoff(inputs);
+    const double terms = double(s.in + 2) + (2.0 * v + v * v) / unit_roundoff;  // in units of u
     for (std::size_t i = 0; i < scale.size(); ++i)
-        scale[i] = 2.0 * double(s.in + 2) * slope * scale[i] +
+        scale[i] = 2.0 * terms * slope * scale[i] +
                    activation_forward_bound(s.activation, z[i], ref[i]) / unit_roundoff;
 
     const Tensor X = backend.upload(Shape{s.batch, s.in}, x);
     const Tensor W = backend.upload(Shape{s.out, s.in}, w);
     const Tensor B = backend.upload(Shape{s.out}, b);
     Tensor Y = backend.allocate(Shape{s.batch, s.out});
-    const bool fused = path == DensePath::fused;
     CaseResult r = result_for(backend, fused ? "dense_forward" : "dense_forward_unfused", s.str());
     r.seconds = timed(backend, [&] {
         if (fused)
@@ -530,7 +545,8 @@ CaseResult check_dense_forward(const Backend& backend, const DenseShape& s, Dens
         else
             backend.dense_forward_unfused(X, W, B, s.activation, Y);
     });
-    r.tolerance = "2(K+2)uL(S|xw|+|b|)+act's";
+    r.tolerance = "2(K+2)uL(S|xw|+|b|)+act's" +
+                  (inputs == InputPrecision::fp32 ? "" : " (" + to_string(inputs) + " inputs)");
     r.comparison =
         compare(backend.download(Y), ref, Tolerance{unit_roundoff, smallest_normal}, scale);
     return r;

@@ -64,6 +64,30 @@ std::string source_relative(const std::string& path) {
 
 std::span<const Op> all_ops() { return op_list; }
 
+std::string to_string(InputPrecision precision) {
+    switch (precision) {
+        case InputPrecision::fp32:
+            return "fp32";
+        case InputPrecision::tf32:
+            return "tf32";
+        case InputPrecision::bf16:
+            return "bf16";
+    }
+    return "?";
+}
+
+double input_roundoff(InputPrecision precision) {
+    switch (precision) {
+        case InputPrecision::fp32:
+            return 0.0;
+        case InputPrecision::tf32:
+            return 0x1p-11;  // 10 stored mantissa bits, rounded to nearest
+        case InputPrecision::bf16:
+            return 0x1p-8;  // 7 stored mantissa bits, rounded to nearest
+    }
+    return 0.0;
+}
+
 OpKey<kernels::Map> forward_op(Activation activation) {
     switch (activation) {
 #define TRIPTYCH_FORWARD_OP(name, Type) \

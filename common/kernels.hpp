@@ -145,6 +145,15 @@ OpKey<kernels::MapBackward> backward_op(Activation activation);
 // alike, and the last bits may change from run to run.
 enum class AdditionOrder { fixed, arrival };
 
+// What a kernel's multiplies see of float inputs: the floats themselves, or the inputs rounded to
+// a tensor core's TF32 (10 bits of mantissa, unit roundoff 2^-11) or BF16 (8 bits, 2^-8), with
+// products added in float. The checks widen their tolerance by the inputs' rounding
+// (check/crosscheck.cpp, check_gemm).
+enum class InputPrecision { fp32, tf32, bf16 };
+std::string to_string(InputPrecision precision);
+// The unit roundoff of one input rounded to `precision` (0 for fp32: inputs are used as they are).
+double input_roundoff(InputPrecision precision);
+
 // A registered kernel, as `triptych versions` lists it.
 struct KernelVersion {
     int number = 0;      // its step on the op's ladder (see the top of this file)
@@ -154,6 +163,7 @@ struct KernelVersion {
     bool is_default = false;     // the variant's best: what it runs unless another is asked for
     void (*kernel)() = nullptr;  // the function, its type erased (OpKey restores it)
     AdditionOrder additions = AdditionOrder::fixed;
+    InputPrecision inputs = InputPrecision::fp32;
 };
 
 // One version as a registration lists it; `kernel` must have the op's signature.
@@ -164,6 +174,7 @@ struct VersionOf {
     std::string change;
     Signature* kernel;
     AdditionOrder additions = AdditionOrder::fixed;  // arrival where it adds with float atomics
+    InputPrecision inputs = InputPrecision::fp32;    // tf32 or bf16 on tensor cores
 };
 
 // Records the versions of `op` that `variant` implements, with the one it runs by default
@@ -181,7 +192,7 @@ bool register_kernels(const std::string& variant, OpKey<Signature> key,
     std::vector<KernelVersion> erased;
     for (VersionOf<Signature>& v : versions)
         erased.push_back({v.number, std::move(v.name), std::move(v.change), where.file_name(),
-                          false, reinterpret_cast<void (*)()>(v.kernel), v.additions});
+                          false, reinterpret_cast<void (*)()>(v.kernel), v.additions, v.inputs});
     return register_kernel_versions(variant, key.op, std::move(erased), default_version);
 }
 

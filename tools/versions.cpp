@@ -53,8 +53,10 @@ int versions_main(const Args& args) {
     for (Op op : ops) {
         for (const std::string& variant : variants) {
             for (const KernelVersion& v : kernel_versions(variant, op)) {
-                const std::string number = std::to_string(v.number) + (v.is_default ? " *" : "") +
-                                           (v.additions == AdditionOrder::arrival ? " ~" : "");
+                const std::string number =
+                    std::to_string(v.number) + (v.is_default ? " *" : "") +
+                    (v.additions == AdditionOrder::arrival ? " ~" : "") +
+                    (v.inputs == InputPrecision::fp32 ? "" : " " + to_string(v.inputs));
                 std::printf("%-24s %-14s %-9s %-20s %-34s %s\n", std::string(op_name(op)).c_str(),
                             variant.c_str(), number.c_str(), v.name.c_str(), v.file.c_str(),
                             v.change.c_str());
@@ -67,7 +69,9 @@ int versions_main(const Args& args) {
         "\n* the variant's default, its best: what --backend <variant> runs. --backend "
         "<variant>@<N>\n  runs version N of the ops that have one (the others at their default).\n"
         "~ adds with float atomics in the order threads arrive (for a sum, in its fast mode): the\n"
-        "  last bits of its output may change from run to run.");
+        "  last bits of its output may change from run to run.\n"
+        "tf32, bf16: multiplies its inputs rounded to that precision, on tensor cores (products\n"
+        "  added in float); the checks allow for the rounding.");
     return 0;
 }
 

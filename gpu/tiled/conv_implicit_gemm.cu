@@ -15,8 +15,9 @@
 //
 //   pass              C  (M x N)               = A  (M x L)            * B  (L x N)
 //   forward           y: filters x outputs       w: filters x taps       patches: taps x outputs
-//   backward data     dx: channels x inputs      w^T: channels x (k,r,s) dy dilated: (k,r,s) x inputs
-//   backward weights  dw: filters x taps         dy: filters x outputs   patches^T: outputs x taps
+//   backward data     dx: channels x inputs      w^T: channels x (k,r,s) dy dilated: (k,r,s) x
+//   inputs backward weights  dw: filters x taps         dy: filters x outputs   patches^T: outputs
+//   x taps
 //
 // with outputs (b, p, q), inputs (b, h, col), taps (c, r, s), and "dy dilated" lesson 08's
 // transposed convolution: dy[b, k, p, q] where h + pad_h - r = p * stride_h (and likewise for q),
@@ -90,7 +91,7 @@ struct FilterColumns {
 struct GradientRows {
     static constexpr bool l_fast = true;  // runs of P*Q consecutive gradients
     const float* dy;
-    int filters;  // K
+    int filters;                // K
     Divisor outputs_per_image;  // P*Q
     using Point = const float*;
     __device__ Point point(int k) const { return dy + std::int64_t(k) * outputs_per_image.value; }
@@ -106,10 +107,24 @@ struct Geometry {
     Divisor S, RS, Q_div, PQ, W_div, HW, stride_h_div, stride_w_div;
 
     explicit Geometry(const Conv2dShape& s)
-        : C(int(s.C)), H(int(s.H)), W(int(s.W)), K(int(s.K)), P(int(s.P())), Q(int(s.Q())),
-          stride_h(int(s.stride_h)), stride_w(int(s.stride_w)), pad_h(int(s.pad_h)),
-          pad_w(int(s.pad_w)), S(int(s.S)), RS(int(s.R * s.S)), Q_div(Q), PQ(P * Q),
-          W_div(W), HW(H * W), stride_h_div(stride_h), stride_w_div(stride_w) {}
+        : C(int(s.C)),
+          H(int(s.H)),
+          W(int(s.W)),
+          K(int(s.K)),
+          P(int(s.P())),
+          Q(int(s.Q())),
+          stride_h(int(s.stride_h)),
+          stride_w(int(s.stride_w)),
+          pad_h(int(s.pad_h)),
+          pad_w(int(s.pad_w)),
+          S(int(s.S)),
+          RS(int(s.R * s.S)),
+          Q_div(Q),
+          PQ(P * Q),
+          W_div(W),
+          HW(H * W),
+          stride_h_div(stride_h),
+          stride_w_div(stride_w) {}
     __device__ std::int64_t image_floats() const { return std::int64_t(C) * H * W; }
 };
 
@@ -218,7 +233,7 @@ struct InputGradientStore {
 // backward weights: partial[split, k, tap] = C[k, tap] over that split's share of L.
 struct WeightStore {
     float* partial;
-    int taps;  // C*R*S
+    int taps;              // C*R*S
     std::int64_t weights;  // K*C*R*S
     __device__ void operator()(int k, int tap, int split, float value) const {
         partial[split * weights + std::int64_t(k) * taps + tap] = value;
@@ -296,8 +311,7 @@ __global__ void __launch_bounds__(threads, 2)
     const Tile tile(threadIdx.x);
     const int col0 = int(blockIdx.x) * BN, split = int(blockIdx.z);
     const int l_begin = split * size.l_per_split;
-    const int l_end =
-        size.L - l_begin < size.l_per_split ? size.L : l_begin + size.l_per_split;
+    const int l_end = size.L - l_begin < size.l_per_split ? size.L : l_begin + size.l_per_split;
     const LoaderB b_loader(b, size.N, col0, threadIdx.x);
 
     for (int row0 = int(blockIdx.y) * BM; row0 < size.M; row0 += int(gridDim.y) * BM) {
@@ -345,8 +359,8 @@ void launch(const GemmSize& size, int splits, const A& a, const B& b, const Stor
     const dim3 grid(unsigned(ceil_div(size.N, BN)),
                     unsigned(std::min<std::int64_t>(ceil_div(size.M, BM), gpu::max_grid_rows)),
                     unsigned(splits));
-    gpu::launch(implicit_gemm_kernel<BM, BN, BK, WM, WN, A, B, Store>, grid, dim3(threads), 0,
-                size, a, b, store);
+    gpu::launch(implicit_gemm_kernel<BM, BN, BK, WM, WN, A, B, Store>, grid, dim3(threads), 0, size,
+                a, b, store);
 }
 
 // The tile shapes: 32 x 128 for a C of 32 rows or fewer (LeNet's 6 and 16 filters would leave

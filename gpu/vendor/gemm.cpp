@@ -54,10 +54,31 @@ void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
                  "cublasSgemm " + s.str());
 }
 
-[[maybe_unused]] const bool registered = register_kernel(
+// The same product on tensor cores: cublasGemmEx with float matrices and a "fast" compute type,
+// which lets cuBLAS round the inputs to TF32 (CUBLAS_COMPUTE_32F_FAST_TF32) or to BF16
+// (CUBLAS_COMPUTE_32F_FAST_16BF) and add in float: the ceilings of gpu_tiled's versions 9 and 10.
+// (FAST_16BF also allows TF32; cuBLAS picks. The check allows for BF16's rounding, the coarser.)
+template <cublasComputeType_t compute>
+void gemm_fast(const GemmShape& s, const float* A, const float* B, float* C) {
+    const cublasOperation_t op_b = s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_a = s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const std::int64_t ld_b = s.trans_b ? s.K : s.N;
+    const std::int64_t ld_a = s.trans_a ? s.M : s.K;
+    check_cublas(cublasGemmEx_64(cublas(), op_b, op_a, s.N, s.M, s.K, &s.alpha, B, CUDA_R_32F, ld_b,
+                                 A, CUDA_R_32F, ld_a, &s.beta, C, CUDA_R_32F, s.N, compute,
+                                 CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmEx " + s.str());
+}
+
+[[maybe_unused]] const bool registered = register_kernels(
     "gpu_vendor", ops::gemm,
-    {1, "cublas", "cublasSgemm, FP32 (no TF32 tensor cores): the ceiling of the GEMM ladder",
-     gemm});
+    {{1, "cublas", "cublasSgemm, FP32 (no TF32 tensor cores): the ceiling of the GEMM ladder",
+      gemm},
+     {2, "cublas_tf32", "cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32: tensor cores, TF32 inputs",
+      gemm_fast<CUBLAS_COMPUTE_32F_FAST_TF32>, AdditionOrder::fixed, InputPrecision::tf32},
+     {3, "cublas_bf16", "cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_16BF: tensor cores, BF16 inputs",
+      gemm_fast<CUBLAS_COMPUTE_32F_FAST_16BF>, AdditionOrder::fixed, InputPrecision::bf16}},
+    /*default_version=*/1);
 
 }  // namespace
 }  // namespace triptych::gpu_vendor

@@ -148,6 +148,8 @@ def gpu_run():
     rows += gemm_rows("gpu_naive", 64, 80) + gemm_rows("gpu_tiled", 64, 400)
     rows += gemm_rows("gpu_naive@1", 64, 20) + gemm_rows("gpu_tiled@3", 64, 600)
     rows += gemm_rows("gpu_vendor", 64, 800)
+    # Tensor cores: gpu_tiled's TF32 version against cuBLAS's TF32 (gpu_vendor@2), not its FP32.
+    rows += gemm_rows("gpu_tiled@9", 64, 900) + gemm_rows("gpu_vendor@2", 64, 1200)
     rows += stream_row("relu_forward", "gpu_tiled", 65536, 1000)
     rows += stream_row("copy", "device", 65536, 2000)
     for kind, gbs in (("h2d_pinned", 10), ("d2h_pinned", 20), ("h2d_pageable", 5),
@@ -164,8 +166,10 @@ def gpu_run():
     variants = "cpu_naive=cpu,cpu_eigen_omp=cpu,gpu_naive=gpu,gpu_tiled=gpu,gpu_vendor=gpu"
     versions = {"gemm": {"cpu_naive": [[1, "loops", True]],
                          "gpu_naive": [[1, "uncoalesced", False], [2, "coalesced", True]],
-                         "gpu_tiled": [[3, "shared_tiles", False], [8, "double_buffer", True]],
-                         "gpu_vendor": [[1, "cublas", True]]}}
+                         "gpu_tiled": [[3, "shared_tiles", False], [8, "double_buffer", True],
+                                       [9, "tensor_cores_tf32", False, "tf32"]],
+                         "gpu_vendor": [[1, "cublas", True, "fp32"],
+                                        [2, "cublas_tf32", False, "tf32"]]}}
     return {"context": context(variants, gpu="NVIDIA H200", triptych_gpu_sms="132",
                                triptych_gpu_memory_gib="139.8",
                                triptych_versions=json.dumps(versions)), "benchmarks": rows}
@@ -516,12 +520,15 @@ class WithGpu(OneReport):
         table = self.tables["The GEMM ladder: every version on the GPU"]
         ladder = [row["run as"] for row in table]
         self.assertEqual(ladder, ["gpu_naive@1", "gpu_naive@2", "gpu_tiled@3", "gpu_tiled@8",
-                                  "gpu_vendor"])
+                                  "gpu_tiled@9", "gpu_vendor", "gpu_vendor@2"])
         # GFLOP/s (share of cuBLAS's 800, gain over the version before); 64 is the only size.
         self.assertEqual(cell(table, "1", "64³"), "20.0 (2.5%)")
         self.assertEqual(cell(table, "2", "64³"), "80.0 (10%, 4.00×)")
         self.assertEqual(cell(table, "3", "64³"), "600 (75%, 7.50×)")
         self.assertEqual(cell(table, "8", "64³"), "400 (50%, 0.67×)")
+        # The TF32 version's share is of cuBLAS's TF32 (1200), not its FP32 (800).
+        self.assertEqual(cell(table, "9", "64³"), "900 (75%, 2.25×)")
+        self.assertEqual(cell_where(table, "64³", **{"run as": "gpu_vendor@2"}), "1200")
 
     def test_gpu_columns_hold_gpu_figures(self):
         gflops = self.tables["GEMM throughput (GFLOP/s)"]

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace triptych::sim_tests {
@@ -170,6 +171,24 @@ void launch_with_host_pointer();
 std::vector<float> copy_or_default(bool pass_null);
 // out[i] = 2 * in[i] + 1, where `in` is a fresh device allocation nothing wrote.
 std::vector<float> compute_on_unwritten_memory(int n);
+
+// ---- tensor_cores.cu ---------------------------------------------------------------------------
+
+// D = A * B + C by one warp's TF32 wmma::mma_sync (m16n16k8): A 16 x 8 stored row-major, B 8 x 16
+// stored column-major, C 16 x 16 row-major. `rows` is D stored row-major, `columns` D stored
+// column-major. `threads` is the block's size: 32, or fewer to leave lanes out.
+struct MmaResult {
+    std::vector<float> rows, columns;
+};
+MmaResult tensor_core_tf32(const std::vector<float>& a, const std::vector<float>& b,
+                           const std::vector<float>& c, unsigned threads = 32);
+// D = A * B by one warp's BF16 mma_sync (m16n16k16), A and B 16 x 16 row-major floats that the
+// kernel rounds to __nv_bfloat16 in shared memory; D row-major.
+std::vector<float> tensor_core_bf16(const std::vector<float>& a, const std::vector<float>& b);
+// What wmma::__float_to_tf32 (first) and a round trip through __nv_bfloat16 (second) make of
+// each value.
+std::pair<std::vector<float>, std::vector<float>> tensor_core_roundings(
+    const std::vector<float>& values);
 
 // ---- oob_write.cu (a separate executable, for AddressSanitizer) --------------------------------
 

@@ -232,6 +232,44 @@ void suspend(BlockRun& run, Wait why, std::source_location where) {
     if (run.aborting) throw BlockAborted{};
 }
 
+// Lane `lane`'s elements of D for a warp's mma_sync (MmaRequest): every lane's A and B are
+// still in place, since all 32 wait at the operation. Lane L's D is written as soon as it is
+// computed, which is safe because no lane's D is another lane's A, B or C.
+void multiply_accumulate(const CudaThread* lanes, unsigned present, int lane) {
+    const auto request = [&](int l) {
+        return reinterpret_cast<const MmaRequest*>(lanes[l].warp.value);
+    };
+    const MmaRequest& me = *request(lane);
+    if (present != 0xffffffffu)
+        throw CudaError("wmma::mma_sync in block " + str(blockIdx) + ": lanes 0x" + hex(present) +
+                        " of the warp took part; it needs all 32");
+    for (int l = 0; l < warpSize; ++l) {
+        const MmaRequest& other = *request(l);
+        if (other.m != me.m || other.n != me.n || other.k != me.k)
+            throw CudaError("wmma::mma_sync in block " + str(blockIdx) + ": lanes " +
+                            std::to_string(lane) + " and " + std::to_string(l) +
+                            " multiply fragments of different shapes");
+    }
+    // Element i of a matrix is lane i % 32's element i / 32.
+    const auto element = [&](const float* MmaRequest::*matrix, int i) {
+        return (request(i % warpSize)->*matrix)[i / warpSize];
+    };
+    float result[8];  // m x n / 32: 8 for every shape WMMA has for float accumulators
+    const int count = me.m * me.n / warpSize;
+    if (count < 1 || count > 8 || me.m * me.n % warpSize != 0)
+        throw CudaError("wmma::mma_sync: no accumulator of " + std::to_string(me.m) + " x " +
+                        std::to_string(me.n));
+    for (int e = 0; e < count; ++e) {
+        const int i = (e * warpSize + lane) / me.n, j = (e * warpSize + lane) % me.n;
+        float sum = me.c[e];
+        for (int kk = 0; kk < me.k; ++kk)
+            sum = std::fma(element(&MmaRequest::a, i * me.k + kk),
+                           element(&MmaRequest::b, kk * me.n + j), sum);
+        result[e] = sum;
+    }
+    std::copy(result, result + count, me.d);
+}
+
 // The value lane `lane` receives from one warp operation, given every lane's request.
 // `lanes` points at the warp's first thread; `present` marks the lanes taking part.
 std::uint64_t warp_result(const CudaThread* lanes, unsigned present, int lane) {
@@ -265,6 +303,9 @@ std::uint64_t warp_result(const CudaThread* lanes, unsigned present, int lane) {
             return ballot == present;
         }
         case WarpOp::syncwarp:
+            return 0;
+        case WarpOp::mma:
+            multiply_accumulate(lanes, present, lane);
             return 0;
     }
     return 0;

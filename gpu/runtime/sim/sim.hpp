@@ -97,7 +97,22 @@ namespace triptych::sim {
 
 // ---- what the kernels' built-ins call into (sim.cpp) ------------------------------------------
 
-enum class WarpOp { shfl, shfl_up, shfl_down, shfl_xor, ballot, any, all, syncwarp };
+enum class WarpOp { shfl, shfl_up, shfl_down, shfl_xor, ballot, any, all, syncwarp, mma };
+
+// One lane's part of a warp-wide matrix multiply-accumulate, D (m x n) = A (m x k) * B (k x n) + C
+// (wmma::mma_sync, gpu/runtime/sim/wmma.hpp). Each matrix is spread over the warp's 32 lanes,
+// element i of its row-major order held by lane i % 32 as its element i / 32; a, b and c point at
+// this lane's elements as floats (A and B already in the precision the fragment holds), d at
+// where its elements of D go. Passed through warp_exchange(WarpOp::mma, ...) as a pointer: when
+// all 32 lanes have arrived, the simulator computes every lane's D, adding in k order with fused
+// multiply-adds.
+struct MmaRequest {
+    int m, n, k;
+    const float* a;
+    const float* b;
+    const float* c;
+    float* d;
+};
 
 // Blocks the calling CUDA thread at a __syncthreads() until every live thread of its block is
 // there. Called outside a kernel, it throws CudaError.
