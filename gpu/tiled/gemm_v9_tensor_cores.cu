@@ -1,5 +1,6 @@
 // gpu_tiled gemm, versions 9 and 10 (lesson 03, "Tensor cores"): version 8's double-buffered
-// tiles, with the multiply done by tensor cores through CUDA's warp matrix functions (nvcuda::wmma).
+// tiles, with the multiply done by tensor cores through CUDA's warp matrix functions
+// (nvcuda::wmma).
 //   C = alpha * op(A) * op(B) + beta * C, shapes as in gemm_v3_shared_tiles.cu.
 //
 // What changed from version 8: who multiplies. In version 8 each thread does 8 x 8 FMAs per k on
@@ -61,7 +62,8 @@ struct Bf16 {
 // Rounds version 8's float4 of a tile and writes it to the k-major tile[k][i], as TileLoader::store
 // does for floats.
 template <bool k_contiguous, typename Type, int STRIDE, typename Loader>
-__device__ void store_rounded(const Loader& loader, float4 v, typename Type::Stored (*tile)[STRIDE]) {
+__device__ void store_rounded(const Loader& loader, float4 v,
+                              typename Type::Stored (*tile)[STRIDE]) {
     const typename Type::Stored r[4] = {Type::round(v.x), Type::round(v.y), Type::round(v.z),
                                         Type::round(v.w)};
 #pragma unroll
@@ -83,10 +85,10 @@ __global__ void __launch_bounds__(threads, 2)
                             float* __restrict__ C, ScaleEpilogue epilogue, VectorAccess vector) {
     using Stored = typename Type::Stored;
     constexpr int FK = Type::fragment_k, pad = Type::pad;
-    constexpr int WM = BM / 2, WN = BN / 4;                               // a warp's tile
-    constexpr int FM = WM / fragment_side, FN = WN / fragment_side;       // its fragments
+    constexpr int WM = BM / 2, WN = BN / 4;                              // a warp's tile
+    constexpr int FM = WM / fragment_side, FN = WN / fragment_side;      // its fragments
     constexpr int slab_a = 4 * threads / BM, slab_b = 4 * threads / BN;  // k per float4 load
-    constexpr int slabs_a = BK / slab_a, slabs_b = BK / slab_b;           // loads per tile
+    constexpr int slabs_a = BK / slab_a, slabs_b = BK / slab_b;          // loads per tile
     static_assert(BK % FK == 0 && BK % slab_a == 0 && BK % slab_b == 0 && FM >= 1 && FN >= 1,
                   "whole fragments and loads");
     using FragmentA = wmma::fragment<wmma::matrix_a, 16, 16, FK, typename Type::Precision,
@@ -191,9 +193,9 @@ __global__ void __launch_bounds__(threads, 2)
 
 template <typename Type, int BM, int BN, int BK, bool trans_a, bool trans_b>
 void launch(const GemmShape& s, const float* A, const float* B, float* C) {
-    gpu::launch(gemm_tensor_core_kernel<Type, BM, BN, BK, trans_a, trans_b>,
-                tile_grid(s, BM, BN), dim3(threads), 0, s.M, s.N, s.K, A, B, C,
-                ScaleEpilogue{s.alpha, s.beta}, vector_access(s, A, B, C));
+    gpu::launch(gemm_tensor_core_kernel<Type, BM, BN, BK, trans_a, trans_b>, tile_grid(s, BM, BN),
+                dim3(threads), 0, s.M, s.N, s.K, A, B, C, ScaleEpilogue{s.alpha, s.beta},
+                vector_access(s, A, B, C));
 }
 
 // 128 x 128 tiles when they fill the GPU, else 64 x 64 (each warp then holds 2 x 1 fragments).

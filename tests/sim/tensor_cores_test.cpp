@@ -26,9 +26,10 @@ std::vector<float> small_integers(std::size_t count, unsigned seed) {
 
 }  // namespace
 
-TEST_CASE("one warp's TF32 mma_sync gives A * B + C, with A row-major, B column-major, and D "
-          "stored row- and column-major",
-          "[tensor_cores]") {
+TEST_CASE(
+    "one warp's TF32 mma_sync gives A * B + C, with A row-major, B column-major, and D "
+    "stored row- and column-major",
+    "[tensor_cores]") {
     const std::vector<float> a = small_integers(16 * 8, 1), b = small_integers(8 * 16, 2);
     const std::vector<float> c = small_integers(16 * 16, 3);
     const MmaResult d = tensor_core_tf32(a, b, c);
@@ -54,7 +55,8 @@ TEST_CASE("one warp's BF16 mma_sync gives A * B of 16 x 16 x 16", "[tensor_cores
         }
 }
 
-TEST_CASE("the tensor core reads only the top 19 bits of a TF32 fragment's floats", "[tensor_cores]") {
+TEST_CASE("the tensor core reads only the top 19 bits of a TF32 fragment's floats",
+          "[tensor_cores]") {
     // A(0, 0) = 1 + 2^-12 and 1 + 2^-11 + 2^-12, below TF32's resolution at 1 (2^-10); B = the
     // identity's first 8 rows. D(0, 0) and D(1, 1) see the inputs truncated: 1 and 1 + 2^-11's
     // truncation, 1.
@@ -67,20 +69,27 @@ TEST_CASE("the tensor core reads only the top 19 bits of a TF32 fragment's float
     CHECK(d.rows[1 * 16 + 1] == 1.0f);
 }
 
-TEST_CASE("__float_to_tf32 rounds to nearest with ties away from zero; bfloat16 rounds to nearest "
-          "even; infinities and NaN pass",
-          "[tensor_cores]") {
+TEST_CASE(
+    "__float_to_tf32 rounds to nearest with ties away from zero; bfloat16 rounds to nearest "
+    "even; infinities and NaN pass",
+    "[tensor_cores]") {
     const float inf = std::numeric_limits<float>::infinity();
-    const std::vector<float> in = {1.0f + 0x1p-12f,         1.0f + 0x1p-11f, -(1.0f + 0x1p-11f),
-                                   1.0f + 3 * 0x1p-12f,     1.0f + 0x1p-8f,  1.0f + 3 * 0x1p-8f,
-                                   -inf,                    inf,             std::nanf("")};
+    const std::vector<float> in = {1.0f + 0x1p-12f,
+                                   1.0f + 0x1p-11f,
+                                   -(1.0f + 0x1p-11f),
+                                   1.0f + 3 * 0x1p-12f,
+                                   1.0f + 0x1p-8f,
+                                   1.0f + 3 * 0x1p-8f,
+                                   -inf,
+                                   inf,
+                                   std::nanf("")};
     const auto [tf32, bf16] = tensor_core_roundings(in);
-    CHECK(tf32[0] == 1.0f);                      // below half a step: down
-    CHECK(tf32[1] == 1.0f + 0x1p-10f);           // a tie: away from zero
-    CHECK(tf32[2] == -(1.0f + 0x1p-10f));        // a tie, negative: away from zero
-    CHECK(tf32[3] == 1.0f + 0x1p-10f);           // above half a step: up
-    CHECK(bf16[4] == 1.0f);                      // a tie at an even last bit: stays
-    CHECK(bf16[5] == 1.0f + 0x1p-6f);            // a tie at an odd last bit: to the even one
+    CHECK(tf32[0] == 1.0f);                // below half a step: down
+    CHECK(tf32[1] == 1.0f + 0x1p-10f);     // a tie: away from zero
+    CHECK(tf32[2] == -(1.0f + 0x1p-10f));  // a tie, negative: away from zero
+    CHECK(tf32[3] == 1.0f + 0x1p-10f);     // above half a step: up
+    CHECK(bf16[4] == 1.0f);                // a tie at an even last bit: stays
+    CHECK(bf16[5] == 1.0f + 0x1p-6f);      // a tie at an odd last bit: to the even one
     CHECK(tf32[6] == -inf);
     CHECK(bf16[7] == inf);
     CHECK(std::isnan(tf32[8]));
@@ -92,8 +101,8 @@ TEST_CASE("mma_sync in a warp with lanes missing fails the launch, saying it nee
     const std::vector<float> a(16 * 8, 1.0f), b(8 * 16, 1.0f), c(256, 0.0f);
     const std::string message =
         message_of<CudaError>([&] { tensor_core_tf32(a, b, c, /*threads=*/16); });
-    CHECK_THAT(message, Catch::Matchers::Contains("mma_sync") &&
-                            Catch::Matchers::Contains("needs all 32"));
+    CHECK_THAT(message,
+               Catch::Matchers::Contains("mma_sync") && Catch::Matchers::Contains("needs all 32"));
 }
 
 }  // namespace triptych::sim_tests

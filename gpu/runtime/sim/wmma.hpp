@@ -32,7 +32,8 @@
 
 #include "gpu/runtime/sim/sim.hpp"
 
-// ---- bfloat16 ------------------------------------------------------------------------------------
+// ---- bfloat16
+// ------------------------------------------------------------------------------------
 
 struct __nv_bfloat16 {
     std::uint16_t bits;
@@ -127,7 +128,8 @@ struct fragment {
 
 template <typename Use, int m, int n, int k, typename T, typename Layout, typename V>
 void fill_fragment(fragment<Use, m, n, k, T, Layout>& f, const V& value) {
-    for (auto& element : f.x) element = typename fragment<Use, m, n, k, T, Layout>::element_type(value);
+    for (auto& element : f.x)
+        element = typename fragment<Use, m, n, k, T, Layout>::element_type(value);
 }
 
 namespace detail {
