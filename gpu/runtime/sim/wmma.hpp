@@ -28,6 +28,7 @@
 #include <bit>
 #include <cstdint>
 #include <source_location>
+#include <string>
 #include <type_traits>
 
 #include "gpu/runtime/sim/sim.hpp"
@@ -185,6 +186,17 @@ void mma_sync(fragment<accumulator, m, n, k, float>& d,
               std::source_location where = std::source_location::current()) {
     using A = fragment<matrix_a, m, n, k, T, LayoutA>;
     using B = fragment<matrix_b, m, n, k, T, LayoutB>;
+    // A warp cut short by the block's size (the last warp of a block of 48 threads) cannot run
+    // it: each lane says so itself, before it waits for lanes that do not exist.
+    const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+    const unsigned linear = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+    const unsigned warp_end = linear / 32u * 32u + 32u;  // one past this warp's last thread
+    if (warp_end > threads)
+        throw triptych::CudaError(std::string("wmma::mma_sync at ") + where.file_name() + ":" +
+                                  std::to_string(where.line()) + ": a warp of " +
+                                  std::to_string(32u - (warp_end - threads)) +
+                                  " lanes (a block of " + std::to_string(threads) +
+                                  " threads); it needs all 32");
     float a_values[A::num_elements], b_values[B::num_elements];
     for (int e = 0; e < A::num_elements; ++e) a_values[e] = detail::storage<T>::to_float(a.x[e]);
     for (int e = 0; e < B::num_elements; ++e) b_values[e] = detail::storage<T>::to_float(b.x[e]);
