@@ -46,9 +46,11 @@ TRIPTYCH_HOST_DEVICE inline Covering covering(std::int64_t i, std::int64_t windo
 // or when it is the first NaN. A window holding a NaN gives NaN and the index of its first NaN
 // (PyTorch gives NaN too, with the index of the last): a NaN that pooling silently dropped would
 // hide a diverging training run. (x != x is the NaN test that host and device code both have.)
+// The tests are joined by | and &, not || and &&: with no branch, a CPU loop that calls this
+// vectorises (GCC gives up on a loop with the short-circuit's control flow in it).
 template <typename T>
 TRIPTYCH_HOST_DEVICE inline bool replaces_max(T candidate, T best) {
-    return candidate > best || (candidate != candidate && best == best);
+    return (candidate > best) | ((candidate != candidate) & (best == best));
 }
 
 }  // namespace triptych

@@ -10,7 +10,9 @@
 //                whole sum over (c, r, t), so outputs are written once, at the end. Any stride.
 //   by pixels    correlate_by_pixels, for few output channels (<= 8) and stride 1: 16
 //                consecutive outputs of one channel read 16 consecutive inputs, one Vec load per
-//                tap, times each channel's weight broadcast.
+//                tap, times each channel's weight broadcast. Filter rows that read only the
+//                padding (a row of dy spread for backward_data that lies wholly in its zeros) are
+//                skipped: their products are zero.
 // plan() takes whichever computes fewer Vecs. The input is first copied into a zero-padded
 // scratch image, one image per thread at a time (small enough to stay in L2), so the inner loops
 // have no bounds checks.
@@ -21,12 +23,17 @@
 //                    (r -> R-1-r, t -> S-1-t) and transposed (C outputs from K inputs), dy spread
 //                    out by the stride (stride-1 zeros between its values) and padded by
 //                    R-1-pad_h and S-1-pad_w (cut off where that is negative).
-//   backward_weights weight_gradient_block: dw[k, c, r, t] = the sum over n, p, q of
-//                    dy[n, k, p, q] * x_padded[n, c, p*stride_h + r, q*stride_w + t], by channels
-//                    too: dy is transposed to (P*Q, K), so that 16 channels at one pixel are one
-//                    Vec, and a block of 8 or 9 taps keeps its sums in registers while every
-//                    pixel streams past. OpenMP over chunks of 8 images, each with its own partial
-//                    sum; the partials are added in chunk order.
+//   backward_weights dw[k, c, r, t] = the sum over n, p, q of
+//                    dy[n, k, p, q] * x_padded[n, c, p*stride_h + r, q*stride_w + t], two ways:
+//                    by channels (weight_gradient_block): dy is transposed to (P*Q, K), so that 16
+//                    channels at one pixel are one Vec, and a block of about 12 taps (whole filter
+//                    rows of them) keeps its sums in registers while every pixel streams past;
+//                    by pixels (weight_gradient_flat_block), for few filters (<= 8) and stride 1:
+//                    16 consecutive pixels of dy[n, k] times the 16 inputs under them for one tap,
+//                    the products summed lane by lane and the lanes added at the end.
+//                    weight_gradient_by_pixels takes whichever computes fewer Vecs. OpenMP over
+//                    chunks of 8 images, each with its own partial sum; the partials are added in
+//                    chunk order.
 // Each output element is summed in a fixed order whatever the thread count, so results are
 // reproducible bit for bit.
 //
@@ -37,6 +44,7 @@
 #include <memory>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "common/math.hpp"
 #include "cpu/eigen_omp/conv_direct.hpp"
@@ -191,16 +199,18 @@ constexpr std::int64_t flat_vecs(std::int64_t channels) {
 }
 
 // flat_out[k, i0 .. i0 + flat_vecs*lanes - 1] = bias[k] + the correlation there, for every one of
-// the Channels (= out_channels) channels.
+// the Channels (= out_channels) channels. Filter rows r with live[r] false are skipped: every input
+// the block reads through them is padding (a zero).
 template <int Channels>
 void correlate_flat_block(const Correlation& g, const float* image, const float* filters,
-                          const float* bias, std::int64_t i0, float* flat_out) {
+                          const float* bias, std::int64_t i0, const bool* live, float* flat_out) {
     constexpr int Vecs = flat_vecs(Channels);
     Vec sums[Channels][Vecs];
     for (int k = 0; k < Channels; ++k)
         for (int v = 0; v < Vecs; ++v) sums[k][v].setConstant(bias[k]);
     for (std::int64_t c = 0; c < g.in_channels; ++c)
-        for (std::int64_t r = 0; r < g.R; ++r)
+        for (std::int64_t r = 0; r < g.R; ++r) {
+            if (!live[r]) continue;
             for (std::int64_t t = 0; t < g.S; ++t) {
                 const float* in = image + (c * g.rows + r) * g.cols + t + i0;
                 const float* weights = filters + ((c * g.R + r) * g.S + t) * g.out_lanes;
@@ -210,18 +220,52 @@ void correlate_flat_block(const Correlation& g, const float* image, const float*
                 for (int k = 0; k < Channels; ++k)
                     for (int v = 0; v < Vecs; ++v) sums[k][v] += weights[k] * values[v];
             }
+        }
     for (int k = 0; k < Channels; ++k)
         for (int v = 0; v < Vecs; ++v)
             Eigen::Map<Vec>(flat_out + k * g.flat + i0 + v * lanes) = sums[k][v];
 }
 
+// The rows of a padded plane that hold data, counted: before[row] is how many of rows
+// 0 .. row - 1 do (those an input row is placed on; every other row is all padding). A block of
+// correlate_by_pixels skips the filter rows whose inputs are all padding: the transposed
+// convolution of backward_data reads dy padded by R - 1 - pad_h rows above and below (and, with
+// a stride, spread by zero rows), LeNet's conv2 a third of its row reads.
+struct DataRows {
+    std::vector<std::int64_t> before;
+
+    DataRows(std::int64_t rows, std::int64_t H, Placement at)
+        : before(static_cast<std::size_t>(rows + 1), 0) {
+        std::vector<bool> data(static_cast<std::size_t>(rows), false);
+        for (std::int64_t h = 0; h < H; ++h) {
+            const std::int64_t row = at.top + h * at.step_h;
+            if (row >= 0 && row < rows) data[static_cast<std::size_t>(row)] = true;
+        }
+        for (std::int64_t row = 0; row < rows; ++row)
+            before[static_cast<std::size_t>(row + 1)] =
+                before[static_cast<std::size_t>(row)] +
+                (data[static_cast<std::size_t>(row)] ? 1 : 0);
+    }
+    // Whether any of rows first .. last holds data.
+    bool any(std::int64_t first, std::int64_t last) const {
+        return before[static_cast<std::size_t>(last + 1)] > before[static_cast<std::size_t>(first)];
+    }
+};
+
 // out (out_channels, P, Q) = the correlation of one padded image, through flat_out
 // (out_channels, flat): block by block, then the first Q outputs of each row copied out.
 template <int Channels>
 void correlate_by_pixels(const Correlation& g, const float* image, const float* filters,
-                         const float* bias, float* flat_out, float* out) {
-    for (std::int64_t i0 = 0; i0 < g.flat; i0 += flat_vecs(Channels) * lanes)
-        correlate_flat_block<Channels>(g, image, filters, bias, i0, flat_out);
+                         const float* bias, const DataRows& data, float* flat_out, float* out) {
+    constexpr std::int64_t block = flat_vecs(Channels) * lanes;
+    const auto live = std::make_unique<bool[]>(static_cast<std::size_t>(g.R));
+    for (std::int64_t i0 = 0; i0 < g.flat; i0 += block) {
+        // the block's outputs lie on rows first .. last of the flat plane; filter row r reads
+        // the padded rows first + r .. last + r
+        const std::int64_t first = i0 / g.cols, last = (i0 + block - 1) / g.cols;
+        for (std::int64_t r = 0; r < g.R; ++r) live[r] = data.any(first + r, last + r);
+        correlate_flat_block<Channels>(g, image, filters, bias, i0, live.get(), flat_out);
+    }
     for (std::int64_t k = 0; k < Channels; ++k)
         for (std::int64_t p = 0; p < g.P; ++p)
             Eigen::Map<Array>(out + (k * g.P + p) * g.Q, g.Q) =
@@ -231,9 +275,9 @@ void correlate_by_pixels(const Correlation& g, const float* image, const float* 
 template <int... Channels>
 void correlate_by_pixels_of(const Correlation& g, std::integer_sequence<int, Channels...>,
                             const float* image, const float* filters, const float* bias,
-                            float* flat_out, float* out) {
+                            const DataRows& data, float* flat_out, float* out) {
     ((g.out_channels == Channels
-          ? correlate_by_pixels<Channels>(g, image, filters, bias, flat_out, out)
+          ? correlate_by_pixels<Channels>(g, image, filters, bias, data, flat_out, out)
           : void()),
      ...);
 }
@@ -295,6 +339,7 @@ void correlate_batch(const Correlation& g, std::int64_t N, const float* in, std:
     const std::int64_t image_size = g.in_channels * g.rows * g.cols;
     const std::int64_t out_size = g.out_channels * g.P * g.Q;
     const std::int64_t multiply_adds = out_size * g.in_channels * g.R * g.S;
+    const DataRows data(g.rows, H, at);
     for_each_batch(N, multiply_adds, [&](std::int64_t begin, std::int64_t count) {
         const auto image = scratch(image_size);
         const auto flat_out = scratch(g.out_channels * g.flat);
@@ -303,7 +348,7 @@ void correlate_batch(const Correlation& g, std::int64_t N, const float* in, std:
                          g.rows, g.cols);
             if (g.by_pixels)
                 correlate_by_pixels_of(g, std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7, 8>{},
-                                       image.get(), filters, bias, flat_out.get(),
+                                       image.get(), filters, bias, data, flat_out.get(),
                                        out + n * out_size);
             else
                 with_block_shapes(g, [&](auto vecs, auto stride_w, auto widths) {
@@ -341,11 +386,16 @@ std::unique_ptr<float[]> filters_by_tap(const Conv2dShape& s, const Correlation&
 // in L2 while every block of taps reads them.
 constexpr std::int64_t chunk_images = 8;
 
-// Block sizes (taps summed at once) weight_gradient_block is compiled for: 8, or 9 (a 3x3 filter
-// in one block, so that its pixels stream past once instead of twice), whose sums and tap
-// offsets stay in registers. Blocks of up to 25 taps ran out of general registers: each tap's
-// offset was reloaded from the stack.
-using TapBlocks = WidthList<8, 9>;
+// A block of weight_gradient_block: Taps consecutive taps (r, t0 .. t0 + Taps - 1) in each of
+// block_rows<Taps> consecutive filter rows, about 12 sums. Within a row the taps' offsets are then
+// compile-time constants (immediates in the loads) and only each row's offset needs a register.
+// With an offset held for every tap, GCC ran out of general registers and reloaded one from the
+// stack for every multiply-add, which ran LeNet's conv2 at a third of the multiply-add rate.
+// Taps is the filter width S itself up to 12 (TapWidths), so that no tap of a row is wasted.
+constexpr std::int64_t block_rows(std::int64_t taps) {
+    return std::max<std::int64_t>(1, 12 / taps);
+}
+using TapWidths = WidthList<1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12>;
 
 // One chunk of images, as weight_gradient_block reads them:
 //   images    (count, C, rows, cols): x padded, rows = (P-1)*stride_h + R,
@@ -357,19 +407,20 @@ struct GradientChunk {
     float* gradients;
 };
 
-// partial[k, c, tap] = the sum over the chunk's images and pixels, in that order, of
-// dy[n, k, p, q] * x_padded[n, c, p*stride_h + r, q*stride_w + t], for every k and the taps
-// tap0 .. tap0 + Taps - 1 (flattened r*S + t) that exist. One Vec of 16 channels per tap.
+// partial[k, c, r, t] = the sum over the chunk's images and pixels, in that order, of
+// dy[n, k, p, q] * x_padded[n, c, p*stride_h + r, q*stride_w + t], for every k and the taps of the
+// block at (r0, t0) that exist. One Vec of 16 channels per tap.
 template <int Taps>
 void weight_gradient_block(const Conv2dShape& s, const GradientChunk& in, std::int64_t c,
-                           std::int64_t tap0, float* partial) {
+                           std::int64_t r0, std::int64_t t0, float* partial) {
+    constexpr int Rows = block_rows(Taps);
     const std::int64_t P = s.P(), Q = s.Q(), RS = s.R * s.S;
-    std::int64_t offsets[Taps];  // of each tap's input from its window's corner; 0 past R*S
-    for (int i = 0; i < Taps; ++i)
-        offsets[i] = tap0 + i < RS ? (tap0 + i) / s.S * in.cols + (tap0 + i) % s.S : 0;
+    std::int64_t row_offsets[Rows];  // of each filter row's first tap from the window's corner
+    for (int i = 0; i < Rows; ++i) row_offsets[i] = (r0 + i < s.R ? r0 + i : 0) * in.cols + t0;
     for (std::int64_t lane0 = 0; lane0 < in.out_lanes; lane0 += lanes) {
-        Vec sums[Taps];
-        for (int i = 0; i < Taps; ++i) sums[i].setZero();
+        Vec sums[Rows][Taps];
+        for (int i = 0; i < Rows; ++i)
+            for (int j = 0; j < Taps; ++j) sums[i][j].setZero();
         for (std::int64_t n = 0; n < in.count; ++n)
             for (std::int64_t p = 0; p < P; ++p) {
                 const float* row = in.images + ((n * s.C + c) * in.rows + p * s.stride_h) * in.cols;
@@ -378,25 +429,32 @@ void weight_gradient_block(const Conv2dShape& s, const GradientChunk& in, std::i
                     const Vec g = Eigen::Map<const Vec>(grad + q * in.out_lanes);
                     const float* window = row + q * s.stride_w;
 #pragma GCC unroll 32
-                    for (int i = 0; i < Taps; ++i) sums[i] += window[offsets[i]] * g;
+                    for (int i = 0; i < Rows; ++i)
+                        for (int j = 0; j < Taps; ++j) sums[i][j] += window[row_offsets[i] + j] * g;
                 }
             }
         const std::int64_t channels = std::min(lanes, s.K - lane0);
-        for (int i = 0; i < Taps && tap0 + i < RS; ++i)
-            for (std::int64_t k = 0; k < channels; ++k)
-                partial[((lane0 + k) * s.C + c) * RS + tap0 + i] = sums[i][k];
+        for (int i = 0; i < Rows && r0 + i < s.R; ++i)
+            for (int j = 0; j < Taps && t0 + j < s.S; ++j)
+                for (std::int64_t k = 0; k < channels; ++k)
+                    partial[((lane0 + k) * s.C + c) * RS + (r0 + i) * s.S + t0 + j] = sums[i][j][k];
     }
 }
 
-// Every weight_gradient_block of the chunk, with the block size of `sizes` that computes the
-// fewest taps (whole blocks).
-template <int... Sizes>
+// Every weight_gradient_block of the chunk, with the width of `widths` that computes the fewest
+// taps of a filter row (whole blocks).
+template <int... Widths>
 void weight_gradient_by_blocks(const Conv2dShape& s, const GradientChunk& in,
-                               WidthList<Sizes...> sizes, float* partial) {
-    const std::int64_t RS = s.R * s.S, size = best_width(RS, sizes);
-    for (std::int64_t c = 0; c < s.C; ++c)
-        for (std::int64_t tap0 = 0; tap0 < RS; tap0 += size)
-            ((size == Sizes ? weight_gradient_block<Sizes>(s, in, c, tap0, partial) : void()), ...);
+                               WidthList<Widths...> widths, float* partial) {
+    const std::int64_t width = best_width(s.S, widths);
+    auto blocks = [&](auto taps) {
+        constexpr int Taps = decltype(taps)::value;
+        for (std::int64_t c = 0; c < s.C; ++c)
+            for (std::int64_t r0 = 0; r0 < s.R; r0 += block_rows(Taps))
+                for (std::int64_t t0 = 0; t0 < s.S; t0 += Taps)
+                    weight_gradient_block<Taps>(s, in, c, r0, t0, partial);
+    };
+    ((width == Widths ? blocks(std::integral_constant<int, Widths>{}) : void()), ...);
 }
 
 // partial (K, C, R, S) = the weight gradient of images first .. first + in.count - 1 alone.
@@ -416,7 +474,126 @@ void weight_gradient_chunk(const Conv2dShape& s, const float* x, const float* dy
             for (std::int64_t pq = 0; pq < PQ; ++pq)
                 grad[pq * in.out_lanes + k] = dy[(n * s.K + k) * PQ + pq];
     }
-    weight_gradient_by_blocks(s, in, TapBlocks{}, partial);
+    weight_gradient_by_blocks(s, in, TapWidths{}, partial);
+}
+
+// --- backward_weights by pixels ------------------------------------------------------------
+//
+// For few filters (K <= 8) and stride 1, the weight gradient is vectorised over pixels instead,
+// as correlate_by_pixels is: the padded image seen flat with rows of cols = Q + S - 1, and dy[n, k]
+// laid out on rows of the same length (zeros in the S - 1 columns past Q and after the last row),
+// so that
+//     dw[k, c, r, t] = the sum over i of dy_flat[k, i] * x_flat[c, i + r*cols + t].
+// Sixteen consecutive i at a time: one Vec of dy per filter and one unaligned Vec of x per tap,
+// multiplied lane by lane into Vec sums, whose 16 lanes are added once at the end. A block of taps
+// keeps Channels x Taps sums (24 at most) in registers while every image of the chunk streams
+// past. LeNet's conv1 (K = 6) then costs 6 multiply-adds per 16 pixels and tap, where by channels
+// it cost one Vec of 16 lanes per pixel and tap, 10 of them on filters that do not exist.
+
+// Taps per block for `channels` filters: 24 sums, with room left for the Vecs of dy and x.
+constexpr std::int64_t flat_taps(std::int64_t channels) {
+    return std::max<std::int64_t>(1, 24 / channels);
+}
+
+// One chunk of images, as weight_gradient_flat_block reads them:
+//   images    (count, C, plane): x padded, each plane `plane` = rows * cols floats, its rows
+//             enough for the last Vec of the last tap;
+//   gradients (count, K, flat): dy[n, k, p, q] at [n, k, p*cols + q], zeros elsewhere; flat is
+//             P*cols rounded up to whole Vecs.
+struct FlatGradientChunk {
+    std::int64_t count, cols, flat, plane;
+    float* images;
+    float* gradients;
+};
+
+// The sizes of the flat planes: cols, flat, and the rows of a padded image plane.
+struct FlatPlanes {
+    std::int64_t cols, flat, rows;
+};
+
+FlatPlanes flat_planes(const Conv2dShape& s) {
+    const std::int64_t cols = s.Q() + s.S - 1;
+    const std::int64_t flat = ceil_div(s.P() * cols, lanes) * lanes;
+    // the last Vec reads up to x_flat[flat - 1 + (R-1)*cols + S-1]
+    return {cols, flat, ceil_div(flat + (s.R - 1) * cols + s.S - 1, cols)};
+}
+
+// partial[k, c, tap] = the sum over the chunk's images, then over i, of dy_flat * x_flat, for
+// every filter k and the taps tap0 .. tap0 + Taps - 1 (flattened r*S + t) that exist.
+template <int Channels, int Taps>
+void weight_gradient_flat_block(const Conv2dShape& s, const FlatGradientChunk& in, std::int64_t c,
+                                std::int64_t tap0, float* partial) {
+    const std::int64_t RS = s.R * s.S;
+    std::int64_t offsets[Taps];  // of each tap's input from the output's; 0 past R*S
+    for (int j = 0; j < Taps; ++j)
+        offsets[j] = tap0 + j < RS ? (tap0 + j) / s.S * in.cols + (tap0 + j) % s.S : 0;
+    Vec sums[Channels][Taps];
+    for (int k = 0; k < Channels; ++k)
+        for (int j = 0; j < Taps; ++j) sums[k][j].setZero();
+    for (std::int64_t n = 0; n < in.count; ++n) {
+        const float* image = in.images + (n * s.C + c) * in.plane;
+        const float* grad = in.gradients + n * Channels * in.flat;
+        for (std::int64_t i0 = 0; i0 < in.flat; i0 += lanes) {
+            Vec values[Taps];
+            for (int j = 0; j < Taps; ++j)
+                values[j] = Eigen::Map<const Vec>(image + i0 + offsets[j]);
+#pragma GCC unroll 32
+            for (int k = 0; k < Channels; ++k) {
+                const Vec g = Eigen::Map<const Vec>(grad + k * in.flat + i0);
+                for (int j = 0; j < Taps; ++j) sums[k][j] += g * values[j];
+            }
+        }
+    }
+    for (int j = 0; j < Taps && tap0 + j < RS; ++j)
+        for (int k = 0; k < Channels; ++k)
+            partial[(k * s.C + c) * RS + tap0 + j] = sums[k][j].sum();
+}
+
+// partial (K, C, R, S) = the weight gradient of images first .. first + in.count - 1 alone, by
+// pixels; K = Channels.
+template <int Channels>
+void weight_gradient_flat_chunk(const Conv2dShape& s, const float* x, const float* dy,
+                                std::int64_t first, const FlatGradientChunk& in, float* partial) {
+    const std::int64_t P = s.P(), Q = s.Q(), rows = in.plane / in.cols;
+    for (std::int64_t i = 0; i < in.count; ++i) {
+        const std::int64_t n = first + i;
+        place_padded(x + n * s.C * s.H * s.W, s.C, s.H, s.W, Placement{s.pad_h, s.pad_w, 1, 1},
+                     in.images + i * s.C * in.plane, rows, in.cols);
+        float* grad = in.gradients + i * Channels * in.flat;
+        Eigen::Map<Array>(grad, Channels * in.flat).setZero();
+        for (std::int64_t k = 0; k < Channels; ++k)
+            for (std::int64_t p = 0; p < P; ++p)
+                Eigen::Map<Array>(grad + k * in.flat + p * in.cols, Q) =
+                    Eigen::Map<const Array>(dy + ((n * s.K + k) * P + p) * Q, Q);
+    }
+    constexpr std::int64_t taps = flat_taps(Channels);
+    for (std::int64_t c = 0; c < s.C; ++c)
+        for (std::int64_t tap0 = 0; tap0 < s.R * s.S; tap0 += taps)
+            weight_gradient_flat_block<Channels, taps>(s, in, c, tap0, partial);
+}
+
+template <int... Channels>
+void weight_gradient_flat_chunk_of(const Conv2dShape& s, std::integer_sequence<int, Channels...>,
+                                   const float* x, const float* dy, std::int64_t first,
+                                   const FlatGradientChunk& in, float* partial) {
+    ((s.K == Channels ? weight_gradient_flat_chunk<Channels>(s, x, dy, first, in, partial)
+                      : void()),
+     ...);
+}
+
+// Whether backward_weights goes by pixels: stride 1, at most most_channels_by_pixels filters, and
+// fewer Vec multiply-adds than by channels (per image: blocks of taps times Vecs of pixels times
+// filters, against blocks of taps times pixels times Vecs of filters).
+bool weight_gradient_by_pixels(const Conv2dShape& s) {
+    if (s.stride_h != 1 || s.stride_w != 1 || s.K > most_channels_by_pixels) return false;
+    const std::int64_t RS = s.R * s.S;
+    const std::int64_t width = best_width(s.S, TapWidths{});
+    const std::int64_t rows = block_rows(width);
+    const std::int64_t by_channels =  // one Vec of K per tap computed and pixel
+        ceil_div(s.R, rows) * rows * ceil_div(s.S, width) * width * s.P() * s.Q();
+    const std::int64_t taps = flat_taps(s.K);
+    const std::int64_t by_pixels = ceil_div(RS, taps) * taps * flat_planes(s).flat / lanes * s.K;
+    return by_pixels < by_channels;
 }
 
 }  // namespace
@@ -452,18 +629,36 @@ void conv2d_backward_weights_direct(const Conv2dShape& s, const float* x, const 
     const std::int64_t chunks = ceil_div(s.N, per_chunk);
     const auto partials = scratch(chunks * filter_size);
     const std::int64_t multiply_adds = per_chunk * P * Q * out_lanes * s.C * s.R * s.S;
+    const bool by_pixels = weight_gradient_by_pixels(s);
+    const FlatPlanes flat = flat_planes(s);
     for_each_batch(chunks, multiply_adds, [&](std::int64_t begin, std::int64_t count) {
-        const auto images = scratch(per_chunk * s.C * rows * cols);
-        const auto gradients = scratch(per_chunk * P * Q * out_lanes);
+        const auto images =
+            scratch(per_chunk * s.C * (by_pixels ? flat.rows * flat.cols : rows * cols));
+        const auto gradients =
+            scratch(per_chunk * (by_pixels ? s.K * flat.flat : P * Q * out_lanes));
         for (std::int64_t chunk = begin; chunk < begin + count; ++chunk) {
             const std::int64_t first = chunk * per_chunk;
-            const GradientChunk in{.count = std::min(per_chunk, s.N - first),
+            const std::int64_t images_here = std::min(per_chunk, s.N - first);
+            float* partial = partials.get() + chunk * filter_size;
+            if (by_pixels) {
+                const FlatGradientChunk in{.count = images_here,
+                                           .cols = flat.cols,
+                                           .flat = flat.flat,
+                                           .plane = flat.rows * flat.cols,
+                                           .images = images.get(),
+                                           .gradients = gradients.get()};
+                weight_gradient_flat_chunk_of(s,
+                                              std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7, 8>{},
+                                              x, dy, first, in, partial);
+                continue;
+            }
+            const GradientChunk in{.count = images_here,
                                    .rows = rows,
                                    .cols = cols,
                                    .out_lanes = out_lanes,
                                    .images = images.get(),
                                    .gradients = gradients.get()};
-            weight_gradient_chunk(s, x, dy, first, in, partials.get() + chunk * filter_size);
+            weight_gradient_chunk(s, x, dy, first, in, partial);
         }
     });
     Eigen::Map<Array> total(dw, filter_size);

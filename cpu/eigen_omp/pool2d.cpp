@@ -16,8 +16,9 @@
 // right edges, whose windows hang over the padding, are computed one window at a time with the
 // reference's loops. Windows are clipped vertically per row, so rows need no such split. A stride
 // of 1 or 2 is a compile-time constant (with_stride). Max pooling over 2x2 windows at stride 2
-// without padding, LeNet's, skips all this: max_pool_plane_2x2 compares each window's four inputs
-// directly, which costs less than the loops around LeNet's short rows.
+// without padding, LeNet's, skips all this: max_pool_2x2 takes the winners of a group of planes
+// in two passes, down each column pair and then across, each one flat vectorised loop, which
+// leaves no lane idle on LeNet's short rows.
 //
 // Backward: max scatters dy to its argmax (dx += at an index, one output at a time); average
 // spreads each output row's shares dy / count over one row of W columns, then adds that row to the
@@ -34,6 +35,7 @@
 #include "common/kernels.hpp"
 #include "common/math.hpp"
 #include "common/pooling.hpp"
+#include "cpu/eigen_omp/eigen.hpp"
 #include "cpu/eigen_omp/ops.hpp"
 #include "cpu/eigen_omp/parallel.hpp"
 
@@ -83,7 +85,7 @@ void for_each_plane(const Pool2dShape& s, Plane plane) {
 // strides): the interior loops then load a row's taps with whole-vector loads and shuffles; a
 // stride known only at run time compiles to one scalar load and insert per element. Rows as short
 // as LeNet's (14 outputs) gain little: the loop overhead around them dominates
-// (max_pool_plane_2x2 below). lessons/11_pooling measures the pooling rows.
+// (max_pool_2x2 below). lessons/11_pooling measures the pooling rows.
 template <typename Body>
 void with_stride(const Pool2dShape& s, Body body) {
     if (s.stride_w == 1)
@@ -141,36 +143,66 @@ void max_pool_plane(const Pool2dShape& s, InteriorColumns inner, Stride stride, 
 }
 
 // Whether s is 2x2 windows at stride 2 without padding: LeNet's and VGG's max pooling, the most
-// common shape, which max_pool_plane_2x2 runs.
+// common shape, which max_pool_2x2 runs.
 bool two_by_two(const Pool2dShape& s) {
     return s.window_h == 2 && s.window_w == 2 && s.stride_h == 2 && s.stride_w == 2 &&
            s.pad_h == 0 && s.pad_w == 0;
 }
 
-// One plane of two_by_two windows: each output compares its window's four inputs, two
-// neighbours in each of two rows, in row-major order, a later one winning only when strictly
-// larger or the first NaN (replaces_max). max_pool_plane's loops over taps and edges cost more than
-// the work on rows as short as LeNet's (14 and 5 outputs), and this loop runs LeNet's max-pool
-// forward several times faster than max_pool_plane did.
-void max_pool_plane_2x2(const Pool2dShape& s, const float* in, float* y, float* argmax) {
-    const std::int64_t P = s.P(), Q = s.Q(), W = s.W;
-    const float right = 1.0f, below = float(W), below_right = float(W + 1);
-    for (std::int64_t p = 0; p < P; ++p) {
-        const float* top = in + 2 * p * W;
-        const float* bottom = top + W;
-        for (std::int64_t q = 0; q < Q; ++q) {
-            float best = top[2 * q], offset = 0.0f;
-            const float b = top[2 * q + 1], c = bottom[2 * q], d = bottom[2 * q + 1];
-            offset = replaces_max(b, best) ? right : offset;
-            best = replaces_max(b, best) ? b : best;
-            offset = replaces_max(c, best) ? below : offset;
-            best = replaces_max(c, best) ? c : best;
-            offset = replaces_max(d, best) ? below_right : offset;
-            best = replaces_max(d, best) ? d : best;
-            y[p * Q + q] = best;
-            argmax[p * Q + q] = float(2 * (p * W + q)) + offset;
+// two_by_two windows, in two passes over a group of planes, each a loop without a branch that the
+// compiler vectorises in full (one window at a time, the rows of LeNet's 14 and 5 outputs left
+// most of every vector idle, and the whole op took several times longer):
+//   down    for every output row p and input column w < 2Q, the winner of x[2p, w] and
+//           x[2p + 1, w] (the lower replaces the upper only when replaces_max), kept as its value
+//           and its index h*W + w in the plane, a float (exact: planes are below 2^24 elements);
+//   across  for every output, flat over the group, the winner of its two neighbouring column
+//           winners, down[2i] and down[2i + 1]: the larger (replaces_max), and between two that
+//           neither replaces (equal, or both NaN) the one with the smaller index.
+// The result is the reference's: the window's largest element, the first in row-major order among
+// equals, or its first NaN.
+constexpr std::int64_t planes_per_group =
+    16;  // their column winners, 50 KB for LeNet's conv1 planes
+
+void max_pool_2x2_group(const Pool2dShape& s, std::int64_t planes, const float* x, float* y,
+                        float* argmax, float* down, float* down_index) {
+    const std::int64_t P = s.P(), Q = s.Q(), W = s.W, columns = 2 * Q;
+    const float below = float(W);  // converted out here: GCC will not vectorise a select with a
+                                   // conversion on one side (it might raise a floating-point flag)
+    for (std::int64_t plane = 0; plane < planes; ++plane)
+        for (std::int64_t p = 0; p < P; ++p) {
+            const float* upper = x + (plane * s.H + 2 * p) * W;
+            const float* lower = upper + W;
+            float* value = down + (plane * P + p) * columns;
+            float* index = down_index + (plane * P + p) * columns;
+            const float first = float(2 * p * W);
+            for (std::int64_t w = 0; w < columns; ++w) {
+                const float a = upper[w], b = lower[w];
+                const bool replaces = replaces_max(b, a);
+                value[w] = replaces ? b : a;
+                index[w] = first + float(w) + (replaces ? below : 0.0f);
+            }
         }
+    for (std::int64_t i = 0; i < planes * P * Q; ++i) {
+        const float left = down[2 * i], right = down[2 * i + 1];
+        const float left_index = down_index[2 * i], right_index = down_index[2 * i + 1];
+        const bool replaces =
+            replaces_max(right, left) | (!replaces_max(left, right) & (right_index < left_index));
+        y[i] = replaces ? right : left;
+        argmax[i] = replaces ? right_index : left_index;
     }
+}
+
+void max_pool_2x2(const Pool2dShape& s, const float* x, float* y, float* argmax) {
+    const std::int64_t in_size = s.H * s.W, out_size = s.P() * s.Q();
+    for_each_slice(s.N * s.C, in_size, [&](std::int64_t begin, std::int64_t count) {
+        const auto down = scratch(2 * planes_per_group * out_size);
+        const auto down_index = scratch(2 * planes_per_group * out_size);
+        for (std::int64_t first = begin; first < begin + count; first += planes_per_group) {
+            const std::int64_t planes = std::min(planes_per_group, begin + count - first);
+            max_pool_2x2_group(s, planes, x + first * in_size, y + first * out_size,
+                               argmax + first * out_size, down.get(), down_index.get());
+        }
+    });
 }
 
 // One plane: in (H, W) -> y (P, Q); stride is s.stride_w (with_stride).
@@ -205,9 +237,7 @@ void avg_pool_plane(const Pool2dShape& s, InteriorColumns inner, Stride stride, 
 void max_pool2d_forward(const Pool2dShape& s, const float* x, float* y, float* argmax) {
     const InteriorColumns inner = interior_columns(s);
     if (two_by_two(s)) {
-        for_each_plane(s, [&](std::int64_t in, std::int64_t out) {
-            max_pool_plane_2x2(s, x + in, y + out, argmax + out);
-        });
+        max_pool_2x2(s, x, y, argmax);
         return;
     }
     with_stride(s, [&](auto stride) {
