@@ -706,11 +706,12 @@ std::vector<BenchRows> conv_bench_rows() {
 // one (cpu_eigen_omp's shifted-GEMM im2col crops dy's padding in backward_data), at batch 7
 // (backward_weights' chunks of 4 images, the last one short); then LeNet-5's two convolutions
 // at batch 64; 40 filters over the 15 outputs of one 5x7 image (implicit GEMM's 64 x 64 tiles,
-// which larger shapes skip for 128 x 128 or 32 x 128 ones). Pools: LeNet's 2x2 stride 2 at batch 7
-// and 64, and on odd 9x11 planes (a row and a column left over; cpu_eigen_omp has a loop of its own
-// for 2x2 stride 2); overlapping 3x3 stride 2 windows with and without padding, a 2x3 window,
-// padding of half a 5x4 window, one window over the whole input, 3x3 stride 3 dropping a leftover
-// row, batch 1.
+// which larger shapes skip for 128 x 128 or 32 x 128 ones); 32 channels into 64 on rows of 13
+// (cpu_eigen_omp's direct blocks of 32 channels, built for AVX2, forward and backward). Pools:
+// LeNet's 2x2 stride 2 at batch 7 and 64, and on odd 9x11 planes (a row and a column left over;
+// cpu_eigen_omp has a loop of its own for 2x2 stride 2); overlapping 3x3 stride 2 windows with and
+// without padding, a 2x3 window, padding of half a 5x4 window, one window over the whole input, 3x3
+// stride 3 dropping a leftover row, batch 1.
 std::vector<OpDescription> conv_and_pool_descriptions() {
     const std::string pool_syntax =
         "N,C,H,W,WINDOW,STRIDE[,PAD] or N,C,H,W,WINDOW_H,WINDOW_W,STRIDE_H,STRIDE_W,PAD_H,PAD_W";
@@ -724,7 +725,8 @@ std::vector<OpDescription> conv_and_pool_descriptions() {
          {"1,1,1,1,1,1,1", "7,3,13,17,5,1,1", "1,1,13,15,1,3,5,1,1,1,2", "2,3,17,19,4,3,3,2,1",
           "3,2,23,20,3,5,4,3,2,2,1", "2,4,7,9,3,3,3,1,2", "3,2,6,5,4,8,7,1,1",
           "7,5,33,17,7,3,3,3,0", "2,16,11,13,67,3,3,1,1", "7,17,9,11,19,3,2,1,1,3,2",
-          "64,1,28,28,6,5,5,1,2", "64,6,14,14,16,5,5,1,0", "1,3,5,7,40,3,3"},
+          "64,1,28,28,6,5,5,1,2", "64,6,14,14,16,5,5,1,0", "1,3,5,7,40,3,3",
+          "2,32,9,13,64,3,3,1,1"},
          run_conv2d,
          {Op::conv2d_forward, Op::conv2d_backward_data, Op::conv2d_backward_weights},
          conv_bench_rows()},

@@ -2,7 +2,10 @@
 // matrix and no GEMM, arranged for the vector unit. Shapes as in cpu/naive/conv2d.hpp:
 //   x (N, C, H, W), w (K, C, R, S), b (K), y and dy (N, K, P, Q).
 //
-// A Vec is 16 floats, one AVX-512 register. Two ways to fill one with useful work:
+// A Vec is one vector register of the machine the code is compiled for (-march=native): 16 floats,
+// one of AVX-512's 32 registers, as the numbers below say; with AVX2 alone, 8 floats, one of 16
+// registers, and every block below keeps fewer sums (vector_registers). Two ways to fill a Vec
+// with useful work:
 //   by channels  correlate_by_channels. With the filters re-laid out as (C, R, S, K), the
 //                weights of one tap (c, r, t) for 16 consecutive output channels are one Vec;
 //                one input value, broadcast, times it adds to 16 outputs at once. A block of
@@ -72,9 +75,19 @@ void place_padded(const float* src, std::int64_t channels, std::int64_t H, std::
 
 namespace {
 
-// 16 floats: one AVX-512 register (Eigen uses two AVX or four SSE registers where there is none).
+// One vector register: 16 floats with AVX-512, else 8 (AVX2's; Eigen uses two SSE registers where
+// there is not even AVX). vector_registers sizes the blocks: a block's sums stay in registers only
+// if they fit, with room for the operands. Sized for AVX-512 on an AVX2 machine (16 floats as two
+// registers, 24 sums in 16 registers), LeNet's convolutions ran 1.5-2x slower, spilling sums.
+#ifdef __AVX512F__
 constexpr std::int64_t lanes = 16;
+constexpr int vector_registers = 32;
+#else
+constexpr std::int64_t lanes = 8;
+constexpr int vector_registers = 16;
+#endif
 using Vec = Eigen::Array<float, lanes, 1>;
+constexpr bool many_registers = vector_registers >= 32;
 
 // --- forward and backward_data: correlate_batch ----------------------------------------------
 
@@ -102,8 +115,8 @@ struct Correlation {
 
 // By channels: tile (Width, Vecs*lanes) = bias + the correlation at output pixels
 // (p, q0 .. q0+Width-1) for the channels lane0 .. lane0 + Vecs*lanes - 1. The Width*Vecs sums
-// (28 at most) stay in the 32 vector registers for the whole loop over (c, r, t); each input
-// value is broadcast straight from memory into its multiply-add.
+// (24 at most with AVX-512's 32 registers, 12 with AVX2's 16) stay in registers for the whole
+// loop over (c, r, t); each input value is broadcast into its multiply-add.
 template <int Vecs, int Width, typename Stride>
 void correlate_block(const Correlation& g, const float* image, const float* filters,
                      const float* bias, std::int64_t p, std::int64_t q0, std::int64_t lane0,
@@ -155,9 +168,12 @@ using WidthList = std::integer_sequence<int, Widths...>;
 
 // Calls body(vecs, stride_w, widths) with the block shapes correlate_by_channels is compiled
 // for: 2 Vecs of channels when out_lanes is a multiple of 32 (each weight load then serves twice
-// the sums), else 1; widths up to 24 sums (28 spilled registers here). A stride of 1 is a
-// compile-time constant with a choice of widths, so that a row splits into blocks with little
-// waste (LeNet's Q = 10 and 28, ResNet's 56 exactly); a larger stride, rare, gets one width.
+// the sums), else 1; widths up to 24 sums (28 spilled registers here). With AVX2, 2 Vecs (16
+// channels) or 1 up to 14 and 12 sums; for 32 channels or more, 4 Vecs by 8 pixels, the tile the
+// AVX-512 shapes made there, which spills but ran ResNet's 3x3 faster than the blocks of 8 sums
+// that fit (each input broadcast then serves 4 multiply-adds). A stride of 1 is a compile-time
+// constant with a choice of widths, so that a row splits into blocks with little waste (LeNet's
+// Q = 10 and 28, ResNet's 56 exactly); a larger stride, rare, gets one width.
 template <typename Body>
 void with_block_shapes(const Correlation& g, Body body) {
     using OneVec = std::integral_constant<int, 1>;
@@ -165,15 +181,25 @@ void with_block_shapes(const Correlation& g, Body body) {
     const bool two = g.out_lanes % (2 * lanes) == 0;
     if (g.stride_w == 1) {
         const std::integral_constant<std::int64_t, 1> unit;
-        if (two)
-            body(TwoVecs{}, unit, WidthList<4, 6, 8, 10, 12>{});
-        else
-            body(OneVec{}, unit, WidthList<4, 8, 10, 12, 14, 16, 20, 24>{});
+        if constexpr (many_registers) {
+            if (two)
+                body(TwoVecs{}, unit, WidthList<4, 6, 8, 10, 12>{});
+            else
+                body(OneVec{}, unit, WidthList<4, 8, 10, 12, 14, 16, 20, 24>{});
+        } else {
+            if (g.out_lanes % (4 * lanes) == 0)
+                body(std::integral_constant<int, 4>{}, unit, WidthList<4, 6, 8>{});
+            else if (two)
+                body(TwoVecs{}, unit, WidthList<2, 3, 4, 5, 6, 7>{});
+            else
+                body(OneVec{}, unit, WidthList<4, 6, 7, 8, 10, 12>{});
+        }
     } else {
+        constexpr int width = many_registers ? 8 : 4;
         if (two)
-            body(TwoVecs{}, g.stride_w, WidthList<8>{});
+            body(TwoVecs{}, g.stride_w, WidthList<width>{});
         else
-            body(OneVec{}, g.stride_w, WidthList<8>{});
+            body(OneVec{}, g.stride_w, WidthList<width>{});
     }
 }
 
@@ -193,9 +219,11 @@ void correlate_by_channels_of_width(const Correlation& g, WidthList<Widths...>, 
 // consecutive inputs: one unaligned Vec load per tap, times each channel's weight.
 
 // The Vecs of outputs per block for `channels` output channels: about 12 sums in all, enough to
-// hide the multiply-add's latency (4 cycles, 2 issued per cycle).
+// hide the multiply-add's latency (4 cycles, 2 issued per cycle); with AVX2's 16 registers at
+// most 12, leaving room for the inputs.
 constexpr std::int64_t flat_vecs(std::int64_t channels) {
-    return ceil_div<std::int64_t>(12, channels);
+    return many_registers ? ceil_div<std::int64_t>(12, channels)
+                          : std::max<std::int64_t>(1, 12 / channels);
 }
 
 // flat_out[k, i0 .. i0 + flat_vecs*lanes - 1] = bias[k] + the correlation there, for every one of
@@ -490,9 +518,10 @@ void weight_gradient_chunk(const Conv2dShape& s, const float* x, const float* dy
 // past. LeNet's conv1 (K = 6) then costs 6 multiply-adds per 16 pixels and tap, where by channels
 // it cost one Vec of 16 lanes per pixel and tap, 10 of them on filters that do not exist.
 
-// Taps per block for `channels` filters: 24 sums, with room left for the Vecs of dy and x.
+// Taps per block for `channels` filters: 24 sums, with room left for the Vecs of dy and x; 12
+// with AVX2's 16 registers.
 constexpr std::int64_t flat_taps(std::int64_t channels) {
-    return std::max<std::int64_t>(1, 24 / channels);
+    return std::max<std::int64_t>(1, (many_registers ? 24 : 12) / channels);
 }
 
 // One chunk of images, as weight_gradient_flat_block reads them:

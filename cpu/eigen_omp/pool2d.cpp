@@ -175,7 +175,9 @@ void max_pool_2x2_group(const Pool2dShape& s, std::int64_t planes, const float* 
             float* value = down + (plane * P + p) * columns;
             float* index = down_index + (plane * P + p) * columns;
             const float first = float(2 * p * W);
-            for (std::int64_t w = 0; w < columns; ++w) {
+            // w is 32-bit: converting 64-bit integers to floats has a vector instruction only
+            // in AVX-512 (vcvtqq2ps); with AVX2 alone GCC left this loop scalar, 6x slower.
+            for (std::int32_t w = 0; w < std::int32_t(columns); ++w) {
                 const float a = upper[w], b = lower[w];
                 const bool replaces = replaces_max(b, a);
                 value[w] = replaces ? b : a;
