@@ -231,7 +231,7 @@ constexpr std::int64_t flat_vecs(std::int64_t channels) {
 // the block reads through them is padding (a zero).
 template <int Channels>
 void correlate_flat_block(const Correlation& g, const float* image, const float* filters,
-                          const float* bias, std::int64_t i0, const bool* live, float* flat_out) {
+                          const float* bias, std::int64_t i0, const char* live, float* flat_out) {
     constexpr int Vecs = flat_vecs(Channels);
     Vec sums[Channels][Vecs];
     for (int k = 0; k < Channels; ++k)
@@ -254,46 +254,42 @@ void correlate_flat_block(const Correlation& g, const float* image, const float*
             Eigen::Map<Vec>(flat_out + k * g.flat + i0 + v * lanes) = sums[k][v];
 }
 
-// The rows of a padded plane that hold data, counted: before[row] is how many of rows
-// 0 .. row - 1 do (those an input row is placed on; every other row is all padding). A block of
-// correlate_by_pixels skips the filter rows whose inputs are all padding: the transposed
-// convolution of backward_data reads dy padded by R - 1 - pad_h rows above and below (and, with
-// a stride, spread by zero rows), LeNet's conv2 a third of its row reads.
-struct DataRows {
-    std::vector<std::int64_t> before;
-
-    DataRows(std::int64_t rows, std::int64_t H, Placement at)
-        : before(static_cast<std::size_t>(rows + 1), 0) {
-        std::vector<bool> data(static_cast<std::size_t>(rows), false);
-        for (std::int64_t h = 0; h < H; ++h) {
-            const std::int64_t row = at.top + h * at.step_h;
-            if (row >= 0 && row < rows) data[static_cast<std::size_t>(row)] = true;
-        }
-        for (std::int64_t row = 0; row < rows; ++row)
-            before[static_cast<std::size_t>(row + 1)] =
-                before[static_cast<std::size_t>(row)] +
-                (data[static_cast<std::size_t>(row)] ? 1 : 0);
+// Which filter rows each block of correlate_by_pixels reads any data through: live[b*R + r] is
+// false when every input that block b (outputs b*block .. b*block + block - 1 of the flat plane)
+// reads through filter row r is padding, so the block skips that row. The transposed convolution
+// of backward_data reads dy padded by R - 1 - pad_h rows above and below (and, with a stride,
+// spread by zero rows): up to 2 in 7 of LeNet conv2's row reads. The same for every image, so it
+// is worked out once per call, from the rows an input row is placed on (Placement).
+std::vector<char> live_rows(const Correlation& g, std::int64_t block, std::int64_t H,
+                            Placement at) {
+    std::vector<char> data(static_cast<std::size_t>(g.rows), 0);
+    for (std::int64_t h = 0; h < H; ++h) {
+        const std::int64_t row = at.top + h * at.step_h;
+        if (row >= 0 && row < g.rows) data[static_cast<std::size_t>(row)] = 1;
     }
-    // Whether any of rows first .. last holds data.
-    bool any(std::int64_t first, std::int64_t last) const {
-        return before[static_cast<std::size_t>(last + 1)] > before[static_cast<std::size_t>(first)];
+    const std::int64_t blocks = g.flat / block;
+    std::vector<char> live(static_cast<std::size_t>(blocks * g.R), 0);
+    for (std::int64_t b = 0; b < blocks; ++b) {
+        // the block's outputs lie on rows first .. last of the flat plane; filter row r reads
+        // the padded rows first + r .. last + r
+        const std::int64_t first = b * block / g.cols, last = ((b + 1) * block - 1) / g.cols;
+        for (std::int64_t r = 0; r < g.R; ++r)
+            for (std::int64_t row = first + r; row <= last + r; ++row)
+                if (data[static_cast<std::size_t>(row)])
+                    live[static_cast<std::size_t>(b * g.R + r)] = 1;
     }
-};
+    return live;
+}
 
 // out (out_channels, P, Q) = the correlation of one padded image, through flat_out
 // (out_channels, flat): block by block, then the first Q outputs of each row copied out.
 template <int Channels>
 void correlate_by_pixels(const Correlation& g, const float* image, const float* filters,
-                         const float* bias, const DataRows& data, float* flat_out, float* out) {
+                         const float* bias, const char* live, float* flat_out, float* out) {
     constexpr std::int64_t block = flat_vecs(Channels) * lanes;
-    const auto live = std::make_unique<bool[]>(static_cast<std::size_t>(g.R));
-    for (std::int64_t i0 = 0; i0 < g.flat; i0 += block) {
-        // the block's outputs lie on rows first .. last of the flat plane; filter row r reads
-        // the padded rows first + r .. last + r
-        const std::int64_t first = i0 / g.cols, last = (i0 + block - 1) / g.cols;
-        for (std::int64_t r = 0; r < g.R; ++r) live[r] = data.any(first + r, last + r);
-        correlate_flat_block<Channels>(g, image, filters, bias, i0, live.get(), flat_out);
-    }
+    for (std::int64_t i0 = 0; i0 < g.flat; i0 += block)
+        correlate_flat_block<Channels>(g, image, filters, bias, i0, live + i0 / block * g.R,
+                                       flat_out);
     for (std::int64_t k = 0; k < Channels; ++k)
         for (std::int64_t p = 0; p < g.P; ++p)
             Eigen::Map<Array>(out + (k * g.P + p) * g.Q, g.Q) =
@@ -303,9 +299,9 @@ void correlate_by_pixels(const Correlation& g, const float* image, const float* 
 template <int... Channels>
 void correlate_by_pixels_of(const Correlation& g, std::integer_sequence<int, Channels...>,
                             const float* image, const float* filters, const float* bias,
-                            const DataRows& data, float* flat_out, float* out) {
+                            const char* live, float* flat_out, float* out) {
     ((g.out_channels == Channels
-          ? correlate_by_pixels<Channels>(g, image, filters, bias, data, flat_out, out)
+          ? correlate_by_pixels<Channels>(g, image, filters, bias, live, flat_out, out)
           : void()),
      ...);
 }
@@ -321,6 +317,20 @@ std::int64_t best_width(std::int64_t Q, WidthList<Widths...>) {
             fewest = ceil_div(Q, width) * width;
         }
     return best;
+}
+
+// The flat planes of by pixels for a P x Q output and an R x S filter at stride 1: rows of
+// cols = Q + S - 1, flat = P*cols rounded up to whole blocks of `block` outputs, and the rows the
+// padded input needs for the last block's last tap (it reads up to flat - 1 + (R-1)*cols + S-1).
+struct FlatPlanes {
+    std::int64_t cols, flat, rows;
+};
+
+FlatPlanes flat_planes(std::int64_t P, std::int64_t Q, std::int64_t R, std::int64_t S,
+                       std::int64_t block) {
+    const std::int64_t cols = Q + S - 1;
+    const std::int64_t flat = ceil_div(P * cols, block) * block;
+    return {cols, flat, ceil_div(flat + (R - 1) * cols + S - 1, cols)};
 }
 
 // A correlation with its kernel and block shape chosen, and its padded plane sized. By channels
@@ -341,16 +351,13 @@ Correlation plan(std::int64_t in_channels, std::int64_t out_channels, std::int64
                   .Q = Q};
     with_block_shapes(g, [&](auto, auto, auto widths) { g.width = best_width(Q, widths); });
     const std::int64_t by_channels_cost = g.out_lanes / lanes * P * ceil_div(Q, g.width) * g.width;
-    const std::int64_t flat_block = flat_vecs(out_channels) * lanes;
-    const std::int64_t flat_cols = Q + S - 1;
-    const std::int64_t flat = ceil_div(P * flat_cols, flat_block) * flat_block;
+    const FlatPlanes flat = flat_planes(P, Q, R, S, flat_vecs(out_channels) * lanes);
     g.by_pixels = stride_h == 1 && stride_w == 1 && out_channels <= most_channels_by_pixels &&
-                  out_channels * flat / lanes < by_channels_cost;
+                  out_channels * flat.flat / lanes < by_channels_cost;
     if (g.by_pixels) {
-        g.flat = flat;
-        g.cols = flat_cols;
-        // the last block reads up to input flat - 1 + (R-1)*cols + S-1
-        g.rows = ceil_div(flat + (R - 1) * g.cols + S - 1, g.cols);
+        g.flat = flat.flat;
+        g.cols = flat.cols;
+        g.rows = flat.rows;
     } else {
         g.rows = (P - 1) * stride_h + R;
         g.cols = (ceil_div(Q, g.width) * g.width - 1) * stride_w + S;
@@ -367,7 +374,8 @@ void correlate_batch(const Correlation& g, std::int64_t N, const float* in, std:
     const std::int64_t image_size = g.in_channels * g.rows * g.cols;
     const std::int64_t out_size = g.out_channels * g.P * g.Q;
     const std::int64_t multiply_adds = out_size * g.in_channels * g.R * g.S;
-    const DataRows data(g.rows, H, at);
+    const std::vector<char> live =
+        g.by_pixels ? live_rows(g, flat_vecs(g.out_channels) * lanes, H, at) : std::vector<char>{};
     for_each_batch(N, multiply_adds, [&](std::int64_t begin, std::int64_t count) {
         const auto image = scratch(image_size);
         const auto flat_out = scratch(g.out_channels * g.flat);
@@ -376,7 +384,7 @@ void correlate_batch(const Correlation& g, std::int64_t N, const float* in, std:
                          g.rows, g.cols);
             if (g.by_pixels)
                 correlate_by_pixels_of(g, std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7, 8>{},
-                                       image.get(), filters, bias, data, flat_out.get(),
+                                       image.get(), filters, bias, live.data(), flat_out.get(),
                                        out + n * out_size);
             else
                 with_block_shapes(g, [&](auto vecs, auto stride_w, auto widths) {
@@ -535,18 +543,6 @@ struct FlatGradientChunk {
     float* gradients;
 };
 
-// The sizes of the flat planes: cols, flat, and the rows of a padded image plane.
-struct FlatPlanes {
-    std::int64_t cols, flat, rows;
-};
-
-FlatPlanes flat_planes(const Conv2dShape& s) {
-    const std::int64_t cols = s.Q() + s.S - 1;
-    const std::int64_t flat = ceil_div(s.P() * cols, lanes) * lanes;
-    // the last Vec reads up to x_flat[flat - 1 + (R-1)*cols + S-1]
-    return {cols, flat, ceil_div(flat + (s.R - 1) * cols + s.S - 1, cols)};
-}
-
 // partial[k, c, tap] = the sum over the chunk's images, then over i, of dy_flat * x_flat, for
 // every filter k and the taps tap0 .. tap0 + Taps - 1 (flattened r*S + t) that exist.
 template <int Channels, int Taps>
@@ -621,7 +617,8 @@ bool weight_gradient_by_pixels(const Conv2dShape& s) {
     const std::int64_t by_channels =  // one Vec of K per tap computed and pixel
         ceil_div(s.R, rows) * rows * ceil_div(s.S, width) * width * s.P() * s.Q();
     const std::int64_t taps = flat_taps(s.K);
-    const std::int64_t by_pixels = ceil_div(RS, taps) * taps * flat_planes(s).flat / lanes * s.K;
+    const std::int64_t by_pixels =
+        ceil_div(RS, taps) * taps * flat_planes(s.P(), s.Q(), s.R, s.S, lanes).flat / lanes * s.K;
     return by_pixels < by_channels;
 }
 
@@ -659,7 +656,7 @@ void conv2d_backward_weights_direct(const Conv2dShape& s, const float* x, const 
     const auto partials = scratch(chunks * filter_size);
     const std::int64_t multiply_adds = per_chunk * P * Q * out_lanes * s.C * s.R * s.S;
     const bool by_pixels = weight_gradient_by_pixels(s);
-    const FlatPlanes flat = flat_planes(s);
+    const FlatPlanes flat = flat_planes(P, Q, s.R, s.S, lanes);
     for_each_batch(chunks, multiply_adds, [&](std::int64_t begin, std::int64_t count) {
         const auto images =
             scratch(per_chunk * s.C * (by_pixels ? flat.rows * flat.cols : rows * cols));

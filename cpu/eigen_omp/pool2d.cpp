@@ -159,9 +159,9 @@ bool two_by_two(const Pool2dShape& s) {
 //           winners, down[2i] and down[2i + 1]: the larger (replaces_max), and between two that
 //           neither replaces (equal, or both NaN) the one with the smaller index.
 // The result is the reference's: the window's largest element, the first in row-major order among
-// equals, or its first NaN.
-constexpr std::int64_t planes_per_group =
-    16;  // their column winners, 50 KB for LeNet's conv1 planes
+// equals, or its first NaN. A group is 16 planes: their column winners, 50 KB for LeNet's conv1
+// planes, stay in L2 between the passes.
+constexpr std::int64_t planes_per_group = 16;
 
 void max_pool_2x2_group(const Pool2dShape& s, std::int64_t planes, const float* x, float* y,
                         float* argmax, float* down, float* down_index) {
