@@ -1,5 +1,6 @@
 #include "common/backend.hpp"
 
+#include <cstring>
 #include <vector>
 
 #include "common/errors.hpp"
@@ -153,6 +154,13 @@ float Backend::mse_loss(const Tensor& prediction, const Tensor& target, Tensor& 
 
 float Backend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels,
                                      Tensor& grad) const {
+    Tensor result = allocate(Shape{cross_entropy_result_floats});
+    softmax_cross_entropy(logits, labels, grad, result);
+    return cross_entropy_loss(result, labels, columns(logits));
+}
+
+void Backend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Tensor& grad,
+                                    Tensor& result) const {
     const std::string op = "softmax_cross_entropy";
     require(logits, logits.shape(), op, "logits");
     if (logits.shape().rank() != 2)
@@ -160,16 +168,26 @@ float Backend::softmax_cross_entropy(const Tensor& logits, const Tensor& labels,
                               logits.shape().str());
     require(labels, Shape{rows(logits)}, op, "labels");
     require(grad, logits.shape(), op, "grad");
-    std::int64_t first_bad_label = -1;
-    const float loss = kernel(ops::softmax_cross_entropy)(
-        rows(logits), columns(logits), logits.data(), labels.data(), grad.data(), first_bad_label);
-    if (first_bad_label >= 0) {
-        const float bad = download(labels)[static_cast<std::size_t>(first_bad_label)];
+    require(result, Shape{cross_entropy_result_floats}, op, "result");
+    kernel(ops::softmax_cross_entropy)(rows(logits), columns(logits), logits.data(), labels.data(),
+                                       grad.data(),
+                                       reinterpret_cast<CrossEntropyResult*>(result.data()));
+}
+
+float Backend::cross_entropy_loss(const Tensor& result, const Tensor& labels,
+                                  std::int64_t classes) const {
+    const std::string op = "softmax_cross_entropy";
+    require(result, Shape{cross_entropy_result_floats}, op, "result");
+    CrossEntropyResult values{};
+    std::memcpy(&values, download(result).data(), sizeof values);
+    if (values.first_bad_row != no_bad_row) {
+        const auto row = static_cast<std::size_t>(values.first_bad_row);
+        const float bad = download(labels)[row];
         throw InvalidArgument(op + ": label " + std::to_string(bad) + " at index " +
-                              std::to_string(first_bad_label) + " is not a class index in [0, " +
-                              std::to_string(columns(logits)) + ")");
+                              std::to_string(row) + " is not a class index in [0, " +
+                              std::to_string(classes) + ")");
     }
-    return loss;
+    return values.loss;
 }
 
 float Backend::sum(const Tensor& x, Reduction mode) const {

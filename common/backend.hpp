@@ -23,6 +23,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/async_device.hpp"
 #include "common/kernels.hpp"
 #include "common/ops.hpp"
 #include "common/tensor.hpp"
@@ -49,6 +50,9 @@ public:
     std::vector<float> download(const Tensor& src) const;
     // Waits until every op issued so far has finished (a no-op on the CPU).
     virtual void synchronize() const {}
+    // Streams, events, pinned memory and graphs (common/async_device.hpp), for code that overlaps
+    // this backend's work or replays it: the GPU backends' device; null on the CPU.
+    virtual const AsyncDevice* async() const { return nullptr; }
 
     // --- ops ----------------------------------------------------------------------------------
     // C = alpha * op(A) * op(B) + beta * C; see GemmShape.
@@ -88,6 +92,16 @@ public:
     // +inf logit makes its row's gradient NaN (as softmax) and the loss NaN, and the MSE of a NaN
     // is NaN in the loss and in that element's gradient.
     float softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Tensor& grad) const;
+    // The same without waiting for the loss, for a step that must not stop the device (the
+    // trainer's overlapped and graph-captured steps): writes grad and leaves the loss in `result`,
+    // a tensor of this backend of shape {cross_entropy_result_floats}. cross_entropy_loss reads it
+    // later, and reports a bad label then.
+    void softmax_cross_entropy(const Tensor& logits, const Tensor& labels, Tensor& grad,
+                               Tensor& result) const;
+    // The mean loss a softmax_cross_entropy of these labels and `classes` classes left in `result`
+    // (waiting for it); InvalidArgument naming the first bad label, as softmax_cross_entropy.
+    float cross_entropy_loss(const Tensor& result, const Tensor& labels,
+                             std::int64_t classes) const;
 
     // The sum and mean of every element (see Reduction for the modes); a NaN, or +inf and -inf
     // together, give NaN.

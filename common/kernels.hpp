@@ -48,11 +48,11 @@ using RowsBackward = void(std::int64_t rows, std::int64_t cols, const float* y, 
                           float* dx);
 // The mean loss, returned; the gradient written to grad.
 using Loss = float(std::int64_t n, const float* prediction, const float* target, float* grad);
-// The mean loss, returned, and first_bad_label: the first row whose label is not a class index
-// (is_class_index), or -1. With a bad label the kernel may return anything but must not index
-// by it.
-using CrossEntropy = float(std::int64_t rows, std::int64_t classes, const float* logits,
-                           const float* labels, float* grad, std::int64_t& first_bad_label);
+// The mean loss and the first row whose label is not a class index (is_class_index), written to
+// *result in the backend's memory (nothing waits for them). With a bad label the loss may be
+// anything, but the kernel must not index by the label.
+using CrossEntropy = void(std::int64_t rows, std::int64_t classes, const float* logits,
+                          const float* labels, float* grad, CrossEntropyResult* result);
 using Sum = float(std::int64_t n, const float* x, Reduction mode);
 using Dense = void(const DenseShape& shape, const float* X, const float* W, const float* b,
                    float* Y);

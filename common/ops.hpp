@@ -58,6 +58,18 @@ bool is_class_index(T label, std::int64_t classes) {
     return label >= T(0) && label < T(classes) && T(static_cast<std::int64_t>(label)) == label;
 }
 
+// What softmax_cross_entropy's kernel leaves in its backend's memory, so that a step need not wait
+// for its loss: the mean loss, and the first row whose label is not a class index, or all ones
+// (no_bad_row) when every label is one. 16 bytes: cross_entropy_result_floats floats of a tensor.
+struct CrossEntropyResult {
+    float loss;
+    float padding;  // puts first_bad_row on its 8-byte boundary
+    std::uint64_t first_bad_row;
+};
+static_assert(sizeof(CrossEntropyResult) == 16);
+inline constexpr std::int64_t cross_entropy_result_floats = 4;
+inline constexpr std::uint64_t no_bad_row = ~std::uint64_t(0);
+
 // --- convolution and pooling (NCHW) ------------------------------------------------------------
 
 // How a convolution is computed (lessons 08-10):

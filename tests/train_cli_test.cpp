@@ -4,6 +4,7 @@
 // continues the same curve; a damaged checkpoint is refused.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -93,6 +94,8 @@ TEST_CASE("`triptych train` refuses a bad option value in one line naming the op
         {"--lr fast", "--lr", "fast"},
         {"--seed -1", "--seed", "-1"},
         {"--limit 0", "--limit", "0"},
+        {"--overlap yes", "--overlap", "yes"},
+        {"--graph 1", "--graph", "1"},
     };
     for (const Case& c : cases) {
         INFO("triptych train " << c.arguments);
@@ -176,4 +179,34 @@ TEST_CASE("`triptych train --load` refuses a damaged or truncated checkpoint in 
         CHECK(testing::one_line(run.stderr_text));
         CHECK_THAT(run.stderr_text, Contains(bad.string()));
     }
+}
+
+TEST_CASE(
+    "`triptych train --overlap on --graph on` writes the plain run's loss curve on a GPU "
+    "backend, and refuses a CPU backend in one line",
+    "[cli][train][streams]") {
+    const testing::CliRun cpu = run_cli(tiny_run + " --overlap on");
+    CHECK(cpu.status != 0);
+    CHECK(testing::one_line(cpu.stderr_text));
+    CHECK_THAT(cpu.stderr_text, Contains("overlapped uploads need a GPU backend"));
+
+    // A GPU backend (the simulator's, in a sim build): lenet, 3 steps of 16 and one of 4.
+    const std::string gpu_run = "train --model lenet --backend gpu_tiled --limit 52 --batch 16";
+    const testing::ScratchDirectory dir("train-cli-streams");
+    const testing::CliRun plain = run_cli(gpu_run + " --out " + quoted(dir.path / "plain"));
+    if (plain.status != 0 && plain.stderr_text.find("--backend:") != std::string::npos)
+        return;  // no gpu_tiled in this build, or no GPU for it
+    REQUIRE(plain.status == 0);
+    const testing::CliRun both =
+        run_cli(gpu_run + " --overlap on --graph on --out " + quoted(dir.path / "both"));
+    REQUIRE(both.status == 0);
+    const auto text = [](const fs::path& path) {
+        std::ifstream file(path);
+        std::stringstream content;
+        content << file.rdbuf();
+        return content.str();
+    };
+    const std::string curve = text(dir.path / "plain/lenet_gpu_tiled.csv");
+    CHECK(std::count(curve.begin(), curve.end(), '\n') == 5);  // the header and 4 steps
+    CHECK(text(dir.path / "both/lenet_gpu_tiled.csv") == curve);
 }

@@ -475,3 +475,84 @@ TEST_CASE(
                          Catch::Matchers::Message("optimizer: unknown optimizer 'adamw'; the "
                                                   "optimizers are: sgd, adam, rmsprop"));
 }
+
+TEST_CASE(
+    "Overlapped uploads and graph replay give the plain loop's losses bit for bit, epoch after "
+    "epoch, with an evaluation between and a smaller last batch",
+    "[training][streams]") {
+    // 22 images in batches of 4: five full batches (graphs captured and replayed in both slots)
+    // and a last batch of 2 (run without a graph); two epochs, with an evaluation between (whose
+    // larger batch reallocates the model's buffers, so the graphs must be captured again).
+    const ImageSet data = testing::pattern_image_set(22, testing::seed() + 10);
+    struct Mode {
+        bool overlap, graph;
+    };
+    for (const std::string& variant : backend_names()) {
+        const Backend& b = backend(variant);
+        if (b.async() == nullptr || !testing::hand_written(b)) continue;
+        for (const std::string& model_name : nn::model_names()) {
+            std::vector<std::vector<float>> curves;
+            for (const Mode mode :
+                 {Mode{false, false}, Mode{true, false}, Mode{false, true}, Mode{true, true}}) {
+                INFO(model_name << " on " << variant << ", overlap " << mode.overlap << ", graph "
+                                << mode.graph);
+                const auto model = nn::make_model(model_name, b, testing::seed());
+                nn::Optimizer optimizer(b, model->parameters(), adam);
+                nn::Trainer trainer(*model, optimizer,
+                                    {.batch = 4,
+                                     .seed = testing::seed(),
+                                     .time_phases = true,
+                                     .overlap = mode.overlap,
+                                     .graph = mode.graph});
+                std::vector<float> curve;
+                for (int epoch = 1; epoch <= 2; ++epoch) {
+                    const nn::EpochResult result = trainer.train_epoch(data, epoch);
+                    curve.insert(curve.end(), result.losses.begin(), result.losses.end());
+                    // Each epoch replays graphs for steps 3-5 of 6 (step 1 allocates, step 2
+                    // captures the other slot's with overlap, or replays its own without).
+                    CHECK((result.phases.graph > 0) == mode.graph);
+                    CHECK(result.phases.upload > 0);
+                    trainer.accuracy(data, 11);
+                }
+                curves.push_back(curve);
+            }
+            for (std::size_t mode = 1; mode < curves.size(); ++mode) {
+                INFO(model_name << " on " << variant << ", mode " << mode);
+                CHECK(curves[mode] == curves[0]);
+            }
+        }
+    }
+}
+
+TEST_CASE("Overlap and graph need a backend with streams", "[training][streams]") {
+    const Backend& b = backend("cpu_eigen_omp");
+    const auto model = nn::make_model("mlp", b, testing::seed());
+    nn::Optimizer optimizer(b, model->parameters(), adam);
+    CHECK_THROWS_MATCHES(
+        nn::Trainer(*model, optimizer, {.batch = 4, .overlap = true}), InvalidArgument,
+        Catch::Matchers::Message("trainer: overlapped uploads need a GPU backend, with streams; "
+                                 "cpu_eigen_omp runs each op on the CPU before it returns"));
+    CHECK_THROWS_MATCHES(
+        nn::Trainer(*model, optimizer, {.batch = 4, .graph = true}), InvalidArgument,
+        Catch::Matchers::Message("trainer: graph replay needs a GPU backend, with streams; "
+                                 "cpu_eigen_omp runs each op on the CPU before it returns"));
+}
+
+TEST_CASE("A bad label in an overlapped, graph-replayed epoch is reported at the end of its step",
+          "[training][streams]") {
+    const std::vector<std::string> names = backend_names();
+    if (std::find(names.begin(), names.end(), "gpu_tiled") == names.end()) return;  // CPU only
+    const Backend& b = backend("gpu_tiled");
+    ImageSet data = testing::pattern_image_set(16, testing::seed() + 11);
+    data.labels[13] = 10.0f;  // step 4 of 4, which replays a graph
+    const auto model = nn::make_model("mlp", b, testing::seed());
+    nn::Optimizer optimizer(b, model->parameters(), adam);
+    nn::Trainer trainer(*model, optimizer,
+                        {.batch = 4, .seed = testing::seed(), .overlap = true, .graph = true});
+    const std::vector<std::int64_t> order = nn::epoch_order(16, testing::seed(), 1);
+    const auto position = std::find(order.begin(), order.end(), 13) - order.begin();
+    CHECK_THROWS_MATCHES(trainer.train_epoch(data, 1), InvalidArgument,
+                         Catch::Matchers::Message(
+                             "softmax_cross_entropy: label 10.000000 at index " +
+                             std::to_string(position % 4) + " is not a class index in [0, 10)"));
+}

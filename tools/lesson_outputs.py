@@ -4,6 +4,12 @@
     tools/lesson_outputs.py --check --bin DIR    exit 1 if a quoted output is not what the program
                                                  prints now (DIR: a sim build's build/lessons)
     tools/lesson_outputs.py --write --bin DIR    run every marked program and quote what it prints
+                                                 where the quote is stale
+    tools/lesson_outputs.py --write --only NAME --bin DIR
+                                                 quote program NAME's output anew, stale or not
+                                                 (its errors, say, after a change that rounds
+                                                 differently, when it was recorded on another
+                                                 kind of machine, where they are not compared)
     tools/lesson_outputs.py ... --root R         the lessons of the source tree R (default: this one)
 
 A lesson's README marks each output it quotes with the program and its arguments:
@@ -26,7 +32,7 @@ that varies between marks (lessons/lesson.hpp):
     \u27e8 ... \u27e9   the machine's: an error that depends on the instruction set the CPU code was
                compiled for (-march=native) and on the CPU; compared only on a machine of the kind
                the output was recorded on, which --write notes in the mark ("recorded on
-               AMD EPYC, x86-64 AVX-512")
+               AMD EPYC (family 26, model 2), x86-64 AVX-512")
 
 A stale block fails the check with the first line that differs. --write rewrites each stale block
 with the program's whole output, times included (say next to a block where its times were taken),
@@ -53,24 +59,29 @@ class OutputError(Exception):
 
 
 def machine_kind():
-    """The CPU here and the instruction set the CPU code is compiled for (-march=native), e.g.
-    'AMD EPYC, x86-64 AVX-512': OpenBLAS also picks its kernels by the CPU, so two CPUs of one
-    instruction set may still round differently."""
-    flags, model = set(), "unknown CPU"
+    """The CPU here, its family and model, and the instruction set the CPU code is compiled for
+    (-march=native), e.g. 'AMD EPYC (family 26, model 2), x86-64 AVX-512'. The family and model
+    matter: OpenBLAS picks its kernels by them, so two CPUs of one name and instruction set (a
+    Zen 4 and a Zen 5 EPYC, both AVX-512) still round differently."""
+    flags, fields = set(), {}
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
             for line in f:
                 key, _, value = line.partition(":")
-                if key.strip() == "model name" and model == "unknown CPU":
-                    model = " ".join(value.split())
-                if key.strip() == "flags" and not flags:
+                key = key.strip()
+                if key in ("model name", "cpu family", "model") and key not in fields:
+                    fields[key] = " ".join(value.split())
+                if key == "flags" and not flags:
                     flags = set(value.split())
     except OSError:
         pass
+    cpu = fields.get("model name", "unknown CPU")
+    if "cpu family" in fields and "model" in fields:
+        cpu += f" (family {fields['cpu family']}, model {fields['model']})"
     arch = os.uname().machine.replace("_", "-")
     isa = next((f"{arch} {name}" for flag, name in
                 (("avx512f", "AVX-512"), ("avx2", "AVX2"), ("avx", "AVX")) if flag in flags), arch)
-    return f"{model}, {isa}"
+    return f"{cpu}, {isa}"
 
 
 def plain(line):
@@ -218,10 +229,10 @@ def check(root, bin_dir):
     return 0
 
 
-def write(root, bin_dir):
+def write(root, bin_dir, only=None):
     """Rewrites each stale block with the whole output (a block that is up to date keeps its
-    times). A stale block marked "part" quotes only some of the output: it is left to be edited
-    by hand."""
+    times), or, given `only`, every block of that program. A stale block marked "part" quotes only
+    some of the output: it is left to be edited by hand."""
     here, partial = machine_kind(), []
     for path in readmes(root):
         with open(path, encoding="utf-8") as f:
@@ -229,8 +240,11 @@ def write(root, bin_dir):
         lines = text.split("\n")
         rewritten = 0
         for mark, program, args, part, recorded_on, first, end in reversed(list(blocks(text))):
+            if only is not None and program != only:
+                continue
             printed = run(bin_dir, program, args)
-            if compare(lines[first:end], printed, recorded_on == here, part) is None:
+            if only is None and compare(lines[first:end], printed, recorded_on == here,
+                                        part) is None:
                 continue
             if part:
                 partial.append(f"{os.path.relpath(path, root)}:{mark + 1}")
@@ -255,9 +269,13 @@ def main():
     mode.add_argument("--write", action="store_true")
     parser.add_argument("--bin", required=True, help="the lesson programs (build/lessons)")
     parser.add_argument("--root", default=ROOT, help="the source tree (default: this one)")
+    parser.add_argument("--only", metavar="NAME", help="with --write: this program's blocks, "
+                        "stale or not")
     args = parser.parse_args()
+    if args.only and not args.write:
+        parser.error("--only goes with --write")
     try:
-        return check(args.root, args.bin) if args.check else write(args.root, args.bin)
+        return check(args.root, args.bin) if args.check else write(args.root, args.bin, args.only)
     except OutputError as e:
         print(f"lesson_outputs: {e}", file=sys.stderr)
         return 1

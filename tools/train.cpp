@@ -49,6 +49,7 @@ void print_help() {
         "usage: triptych train [--model mlp|lenet] [--backend NAME] [--epochs E] [--batch B]\n"
         "                      [--optimizer sgd|adam|rmsprop] [--lr X] [--seed S] [--limit N]\n"
         "                      [--data DIR] [--out DIR] [--save FILE] [--load FILE] [--profile]\n"
+        "                      [--overlap on|off] [--graph on|off]\n"
         "\n"
         "Trains a built-in model on Fashion-MNIST (60,000 training and 10,000 test images of\n"
         "28x28 clothes in 10 classes) on one backend: a progress bar per epoch, then the epoch's\n"
@@ -82,7 +83,13 @@ void print_help() {
         "  --profile         after training, where a step's time goes: per layer (forward and\n"
         "                    backward ms per batch) and per phase (upload, forward, loss,\n"
         "                    backward, update). Every layer and phase is synchronized for it,\n"
-        "                    which slows a GPU run a little\n",
+        "                    which slows a GPU run a little\n"
+        "  --overlap on|off  GPU backends: upload the next batch on a copy stream, from pinned\n"
+        "                    memory, while this one computes (lesson 16); default off\n"
+        "  --graph on|off    GPU backends: capture a step's forward, loss and backward as a CUDA\n"
+        "                    graph and replay it every step, one launch instead of one per\n"
+        "                    kernel (lesson 16); default off. Neither option changes a bit of\n"
+        "                    the losses\n",
         default_data);
 }
 
@@ -98,6 +105,7 @@ struct Settings {
     std::int64_t limit = 0;  // 0: every image
     fs::path data, out, save, load;
     bool profile = false;
+    bool overlap = false, graph = false;
 };
 
 // Option `name` as an integer from `minimum` to `maximum`, or `fallback` if it was not given.
@@ -138,6 +146,14 @@ void check_directory_of(const std::string& option, const fs::path& file) {
                               " does not exist");
 }
 
+// Option `name` as on (true) or off (false, also when it was not given).
+bool on_off_option(const Options& options, const std::string& name) {
+    const std::string value = options.get(name, "off");
+    if (value != "on" && value != "off")
+        throw InvalidArgument(name + " takes on or off, got '" + value + "'");
+    return value == "on";
+}
+
 // Every option, checked before any data is read or any time spent.
 Settings read_settings(const Options& options) {
     Settings s;
@@ -171,6 +187,8 @@ Settings read_settings(const Options& options) {
     if (!s.save.empty()) check_directory_of("--save", s.save);
     s.load = options.get("--load");
     s.profile = options.has("--profile");
+    s.overlap = on_off_option(options, "--overlap");
+    s.graph = on_off_option(options, "--graph");
     return s;
 }
 
@@ -330,21 +348,24 @@ void print_layer_times(const nn::Sequential& model, std::int64_t batch) {
     std::printf("%-46s %21.3f\n", "total", total * 1e3);
 }
 
-// The five phases of a step, milliseconds per step, the mean over `steps`.
+// The phases of a step, milliseconds per step, the mean over `steps`. With --graph, most steps
+// replay their forward, loss and backward as one graph, timed as a phase of its own.
 void print_phase_times(const nn::PhaseTimes& p, std::int64_t steps) {
-    const struct {
+    struct Phase {
         const char* name;
         double seconds;
-    } phases[] = {{"upload (the batch, host -> backend)", p.upload},
-                  {"forward", p.forward},
-                  {"loss (and the loss back to the host)", p.loss},
-                  {"backward", p.backward},
-                  {"update (the optimizer step)", p.update}};
+    };
+    std::vector<Phase> phases = {{"upload (the batch, host -> backend)", p.upload},
+                                 {"forward", p.forward},
+                                 {"loss (and the loss back to the host)", p.loss},
+                                 {"backward", p.backward},
+                                 {"update (the optimizer step)", p.update}};
+    if (p.graph > 0) phases.push_back({"graph (forward, loss, backward replayed)", p.graph});
     double total = 0;
-    for (const auto& phase : phases) total += phase.seconds;
+    for (const Phase& phase : phases) total += phase.seconds;
     std::printf("\nper step, ms (mean over %lld steps):\n", (long long)steps);
     std::printf("%-46s %10s %8s\n", "phase", "ms", "share");
-    for (const auto& phase : phases)
+    for (const Phase& phase : phases)
         std::printf("%-46s %10.3f %7.1f%%\n", phase.name, phase.seconds / double(steps) * 1e3,
                     100 * phase.seconds / total);
     std::printf("%-46s %10.3f\n", "total", total / double(steps) * 1e3);
@@ -356,15 +377,17 @@ void add(nn::PhaseTimes& sum, const nn::PhaseTimes& p) {
     sum.loss += p.loss;
     sum.backward += p.backward;
     sum.update += p.update;
+    sum.graph += p.graph;
 }
 
 }  // namespace
 
 int train_main(const Args& args) {
-    const Options options("train", args,
-                          {"--model", "--backend", "--epochs", "--batch", "--optimizer", "--lr",
-                           "--seed", "--limit", "--data", "--out", "--save", "--load"},
-                          {"--help", "--profile"});
+    const Options options(
+        "train", args,
+        {"--model", "--backend", "--epochs", "--batch", "--optimizer", "--lr", "--seed", "--limit",
+         "--data", "--out", "--save", "--load", "--overlap", "--graph"},
+        {"--help", "--profile"});
     if (options.has("--help")) {
         print_help();
         return 0;
@@ -385,7 +408,11 @@ int train_main(const Args& args) {
         state.batch = s.batch;
     }
     nn::Trainer trainer(*model, optimizer,
-                        {.batch = s.batch, .seed = s.seed, .time_phases = s.profile});
+                        {.batch = s.batch,
+                         .seed = s.seed,
+                         .time_phases = s.profile,
+                         .overlap = s.overlap,
+                         .graph = s.graph});
 
     // One forward pass of a batch, so that the summary can show each layer's output shape.
     const std::int64_t pixels = data.train.rows * data.train.cols;
@@ -394,8 +421,9 @@ int train_main(const Args& args) {
                             std::span(data.train.images).first(std::size_t(first * pixels))));
     std::printf("%s on %s (%s)\n%s", s.model.c_str(), b.name().c_str(), b.device().c_str(),
                 model->summary().c_str());
-    std::printf("optimizer %s, batch %lld, seed %llu\n", s.optimizer.str().c_str(),
-                (long long)s.batch, (unsigned long long)s.seed);
+    std::printf("optimizer %s, batch %lld, seed %llu, overlap %s, graph %s\n",
+                s.optimizer.str().c_str(), (long long)s.batch, (unsigned long long)s.seed,
+                s.overlap ? "on" : "off", s.graph ? "on" : "off");
     std::printf("data: %lld training and %lld test images from %s\n", (long long)data.train.count,
                 (long long)data.test.count, s.data.c_str());
     if (!s.load.empty())
@@ -443,6 +471,10 @@ int train_main(const Args& args) {
         if (b.device_kind() == DeviceKind::Simulator)
             std::printf("(simulator times: the CPU running the kernels, not a GPU)\n");
         print_layer_times(*model, s.batch);
+        if (s.graph)
+            std::printf(
+                "(--graph: only the steps that ran layer by layer are in this table; the others\n"
+                "replayed a graph, timed below as one phase)\n");
         print_phase_times(phases, steps_timed);
     }
     if (!s.save.empty()) std::printf("\ncheckpoint: %s\n", s.save.c_str());

@@ -64,6 +64,7 @@ public:
         std::int64_t calls = 0;  // forward passes timed
     };
     void set_timing(bool on);
+    bool timing() const { return timing_; }
     const std::vector<LayerTime>& layer_times() const { return times_; }
     void reset_layer_times();
 

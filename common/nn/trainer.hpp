@@ -8,10 +8,26 @@
 // Each epoch visits the images in an order shuffled from (seed, epoch) alone, so that a run
 // resumed from a checkpoint after epoch e sees exactly the batches an unbroken run would have.
 // The last batch of an epoch may be smaller than the others.
+//
+// On a GPU backend two options take the host out of the device's way (lesson 16), and neither
+// changes a bit of the losses: the same kernels run on the same values in the same order.
+//   overlap: the next batch goes up on a copy stream, from pinned memory, while this one computes;
+//     two sets of input buffers are taken in turn (double buffering), and events order each
+//     set's upload before its step and its step before its next upload.
+//   graph:   a step's forward, loss and backward are captured once as a CUDA graph and replayed:
+//     one launch instead of one per kernel. The optimizer step is a launch of its own after it,
+//     since its arguments change every step (Adam's step count) and a graph replays the ones it
+//     was captured with. A graph is captured after one step of its batch size has run as usual
+//     (which allocated every buffer the step needs, since a capture may not allocate), and
+//     captured again after anything that may have changed the model's buffers: a new epoch, a
+//     batch of another size.
+// With either, the loss of a step is read after its update is issued, so the host waits once per
+// step, and a bad label is reported at the end of its step rather than before the backward pass.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -27,15 +43,21 @@ struct TrainOptions {
     // Synchronize after each phase of a step and add its time to EpochResult::phases (costs some
     // speed on a GPU, where the phases would otherwise overlap with the host's work).
     bool time_phases = false;
+    // GPU backends only (see the top of this file): upload the next batch while this one computes,
+    // and replay each step's forward, loss and backward as a captured graph.
+    bool overlap = false;
+    bool graph = false;
 };
 
 // Seconds spent in each phase of the steps of an epoch (only with TrainOptions::time_phases).
 struct PhaseTimes {
-    double upload = 0;  // host -> backend: the batch's images and labels
+    double upload = 0;  // host -> backend: the batch's images and labels (with overlap: the host's
+                        // part, gathering the batch and issuing its copies)
     double forward = 0;
     double loss = 0;  // softmax_cross_entropy, its loss coming back to the host
     double backward = 0;
     double update = 0;  // the optimizer step
+    double graph = 0;   // forward, loss and backward replayed as one graph (TrainOptions::graph)
 };
 
 struct EpochResult {
@@ -52,23 +74,35 @@ using ProgressCallback = std::function<void(std::int64_t done, std::int64_t tota
 
 class Trainer {
 public:
-    // `model` and `optimizer` must outlive the trainer and share one backend.
+    // `model` and `optimizer` must outlive the trainer and share one backend. overlap and graph
+    // need a backend with streams (Backend::async()); InvalidArgument otherwise.
     Trainer(Sequential& model, Optimizer& optimizer, const TrainOptions& options);
+    ~Trainer();
 
     // One pass over `data` (images of data.rows x data.cols, one channel) in epoch `epoch`'s order.
     EpochResult train_epoch(const ImageSet& data, int epoch, const ProgressCallback& progress = {});
     // One step on `count` images (count * rows * cols values) and their labels; returns the loss.
+    // Always the plain step (a blocking upload, then the ops), whatever overlap and graph say.
     float train_step(std::span<const float> images, std::span<const float> labels,
                      std::int64_t count, std::int64_t rows, std::int64_t cols);
     // The fraction of `data` whose largest logit is at its label, in batches of `batch`.
     double accuracy(const ImageSet& data, std::int64_t batch = 1000);
 
 private:
+    struct Pipeline;  // the streams, events and buffers of overlap and graph (trainer.cpp)
+    struct Slot;
+    EpochResult train_epoch_pipelined(const ImageSet& data, int epoch,
+                                      const ProgressCallback& progress);
+    void stage(Slot& slot, const ImageSet& data, const std::vector<std::int64_t>& order,
+               std::int64_t start, std::int64_t count);
+    void issue_step(Slot& slot, std::int64_t count);
+
     Sequential* model_;
     Optimizer* optimizer_;
     TrainOptions options_;
     Tensor images_, labels_, dlogits_;  // reused from step to step
     PhaseTimes phases_;
+    std::unique_ptr<Pipeline> pipeline_;  // with overlap or graph
 };
 
 // The order in which epoch `epoch` (from 1) visits `count` items: a permutation of 0..count-1

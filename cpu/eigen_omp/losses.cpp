@@ -29,13 +29,14 @@ float mse_loss(std::int64_t n, const float* prediction, const float* target, flo
 
 // The labels are checked first, in order, so the first bad one is found and no row is ever
 // indexed by a bad label.
-float softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const float* logits,
-                            const float* labels, float* grad, std::int64_t& first_bad_label) {
-    first_bad_label = -1;
+void softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const float* logits,
+                           const float* labels, float* grad, CrossEntropyResult* result) {
+    result->loss = 0.0f;
+    result->first_bad_row = no_bad_row;
     for (std::int64_t i = 0; i < rows; ++i) {
         if (!is_class_index(labels[i], classes)) {
-            first_bad_label = i;
-            return 0.0f;
+            result->first_bad_row = static_cast<std::uint64_t>(i);
+            return;
         }
     }
     const double total =
@@ -57,7 +58,7 @@ float softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const float
             }
             return loss;
         });
-    return static_cast<float>(total / static_cast<double>(rows));
+    result->loss = static_cast<float>(total / static_cast<double>(rows));
 }
 
 }  // namespace

@@ -66,11 +66,22 @@ T softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const T* logits
     return total / T(rows);
 }
 
+// The kernel cpu_naive registers: the loops above in float, their loss and bad row written to
+// *result.
+inline void softmax_cross_entropy_into(std::int64_t rows, std::int64_t classes, const float* logits,
+                                       const float* labels, float* grad,
+                                       CrossEntropyResult* result) {
+    std::int64_t first_bad_label = -1;
+    result->loss = softmax_cross_entropy(rows, classes, logits, labels, grad, first_bad_label);
+    result->first_bad_row =
+        first_bad_label < 0 ? no_bad_row : static_cast<std::uint64_t>(first_bad_label);
+}
+
 [[maybe_unused]] inline const bool losses_registered =
     register_kernel("cpu_naive", ops::mse_loss,
                     {1, "loop", "the definition, one element after the other", mse_loss<float>}) &&
     register_kernel("cpu_naive", ops::softmax_cross_entropy,
                     {1, "loops", "log-sum-exp and the gradient, one row after the other",
-                     softmax_cross_entropy<float>});
+                     softmax_cross_entropy_into});
 
 }  // namespace triptych::cpu_naive

@@ -1,4 +1,5 @@
-// gpu_naive losses: the mean loss (returned to the host) and its gradient.
+// gpu_naive losses: the mean loss and its gradient (mse_loss returns the loss to the host;
+// softmax_cross_entropy leaves it in device memory, so that a training step need not wait).
 //   mse_loss:              loss = mean_i (p_i - t_i)^2 over n elements; grad_i = 2 (p_i - t_i) / n.
 //   softmax_cross_entropy: logits is (rows, classes), labels is (rows) (class indices as floats);
 //     loss = mean_i (logsumexp(logits[i]) - logits[i, label_i]),
@@ -15,17 +16,17 @@
 // bits on every run.
 //
 // A label that is not an integer in [0, classes) is never used as an index: the row is recorded
-// instead (atomicMin of the row number, so the smallest bad row wins whatever the thread order) and
-// returned in first_bad_label; the Backend turns it into InvalidArgument.
+// instead (atomicMin of the row number, so the smallest bad row wins whatever the thread order) in
+// the result's first_bad_row; the Backend turns it into InvalidArgument when it reads the loss.
 #include "gpu/runtime/cuda.hpp"
 
 #include <cstdint>
-#include <limits>
 
 #include "common/kernels.hpp"
 #include "gpu/naive/elementwise.hpp"
 #include "gpu/naive/ops.hpp"
 #include "gpu/runtime/device.hpp"
+#include "gpu/runtime/stream.hpp"
 
 namespace triptych::gpu_naive {
 namespace {
@@ -77,23 +78,18 @@ float mse_loss(std::int64_t n, const float* prediction, const float* target, flo
     return sum(n, squared_error.get(), Reduction::deterministic) / float(n);
 }
 
-float softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const float* logits,
-                            const float* labels, float* grad, std::int64_t& first_bad_label) {
-    // scratch: the first bad row as an unsigned 64-bit integer (8 bytes, 8-aligned at the start),
-    // then the per-row losses. device_allocate fills every byte with 0xFF, so the integer starts
-    // at 2^64 - 1, above every row: "no bad label" until an atomicMin lowers it.
-    const std::shared_ptr<float> scratch = gpu::device_allocate(2 + rows);
-    auto* first_bad_row = reinterpret_cast<unsigned long long*>(scratch.get());
-    float* row_loss = scratch.get() + 2;
+// Launches only, on the current stream: nothing waits and nothing is allocated, so a graph can
+// capture it.
+void softmax_cross_entropy(std::int64_t rows, std::int64_t classes, const float* logits,
+                           const float* labels, float* grad, CrossEntropyResult* result) {
+    // The workspace holds the per-row losses, then the sum's scratch.
+    float* row_loss = gpu::workspace(rows + sum_scratch_floats(rows));
+    // All ones (no_bad_row) is above every row: "no bad label" until an atomicMin lowers it.
+    auto* first_bad_row = reinterpret_cast<unsigned long long*>(&result->first_bad_row);
+    gpu::fill_bytes_async(first_bad_row, 0xFF, sizeof *first_bad_row);
     gpu::launch(softmax_cross_entropy_kernel, elementwise_grid(rows), dim3(elementwise_threads), 0,
                 rows, classes, logits, labels, float(rows), grad, row_loss, first_bad_row);
-
-    unsigned long long bad_row = 0;
-    gpu::copy_to_host(reinterpret_cast<float*>(&bad_row), scratch.get(), 2);
-    first_bad_label = bad_row == std::numeric_limits<unsigned long long>::max()
-                          ? -1
-                          : static_cast<std::int64_t>(bad_row);
-    return sum(rows, row_loss, Reduction::deterministic) / float(rows);
+    sum_into(rows, row_loss, float(rows), &result->loss, row_loss + rows);
 }
 
 }  // namespace

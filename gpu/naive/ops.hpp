@@ -17,5 +17,10 @@ namespace triptych::gpu_naive {
 
 // reduce.cu: the sum of n floats, returned to the host (the losses reduce with it).
 float sum(std::int64_t n, const float* x, Reduction mode);
+// reduce.cu: the deterministic sum of n floats divided by `divisor` (1, or n for a mean), written
+// to *total in device memory by launches on the current stream; nothing waits for it, nothing is
+// allocated. `scratch` holds sum_scratch_floats(n) floats.
+std::int64_t sum_scratch_floats(std::int64_t n);
+void sum_into(std::int64_t n, const float* x, float divisor, float* total, float* scratch);
 
 }  // namespace triptych::gpu_naive

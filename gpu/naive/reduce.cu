@@ -46,13 +46,28 @@ __global__ void sum_strided_kernel(std::int64_t n, const float* x, float* partia
     partials[t] = sum;
 }
 
-__global__ void sum_in_order_kernel(std::int64_t count, const float* partials, float* total) {
+// *total = (partials[0] + partials[1] + ...) / divisor (1 for a sum, the count for a mean).
+__global__ void sum_in_order_kernel(std::int64_t count, const float* partials, float divisor,
+                                    float* total) {
     float sum = 0.0f;
     for (std::int64_t i = 0; i < count; ++i) sum += partials[i];
-    *total = sum;
+    *total = sum / divisor;
 }
 
+dim3 strided_grid(std::int64_t n) { return elementwise_grid(std::min(n, max_partials)); }
+
 }  // namespace
+
+std::int64_t sum_scratch_floats(std::int64_t n) {
+    return std::int64_t(strided_grid(n).x) * elementwise_threads;
+}
+
+void sum_into(std::int64_t n, const float* x, float divisor, float* total, float* scratch) {
+    const dim3 grid = strided_grid(n);
+    gpu::launch(sum_strided_kernel, grid, dim3(elementwise_threads), 0, n, x, scratch);
+    gpu::launch(sum_in_order_kernel, dim3(1), dim3(1), 0, sum_scratch_floats(n), scratch, divisor,
+                total);
+}
 
 float sum(std::int64_t n, const float* x, Reduction mode) {
     float result = 0.0f;
@@ -64,13 +79,11 @@ float sum(std::int64_t n, const float* x, Reduction mode) {
         gpu::copy_to_host(&result, total.get(), 1);
         return result;
     }
-    const dim3 grid = elementwise_grid(std::min(n, max_partials));
-    const std::int64_t partials = std::int64_t(grid.x) * elementwise_threads;
-    // scratch[0, partials): one partial sum per thread of sum_strided_kernel; then the total.
+    // scratch: one partial sum per thread of sum_strided_kernel, then the total.
+    const std::int64_t partials = sum_scratch_floats(n);
     const std::shared_ptr<float> scratch = gpu::device_allocate(partials + 1);
     float* total = scratch.get() + partials;
-    gpu::launch(sum_strided_kernel, grid, dim3(elementwise_threads), 0, n, x, scratch.get());
-    gpu::launch(sum_in_order_kernel, dim3(1), dim3(1), 0, partials, scratch.get(), total);
+    sum_into(n, x, 1.0f, total, scratch.get());
     gpu::copy_to_host(&result, total, 1);
     return result;
 }

@@ -6,6 +6,7 @@
 #include <source_location>
 
 #include "common/errors.hpp"
+#include "gpu/runtime/stream.hpp"
 #include "triptych_config.hpp"
 
 #if TRIPTYCH_GPU_CUDA
@@ -31,7 +32,11 @@ std::shared_ptr<float> device_allocate(std::int64_t count) {
     void* pointer = nullptr;
     check(cudaMalloc(&pointer, sizeof(float) * count),
           ("cudaMalloc of " + std::to_string(sizeof(float) * count) + " bytes").c_str());
-    check(cudaMemset(pointer, 0xFF, sizeof(float) * count), "cudaMemset");
+    // The fill runs on the current stream and is waited for: a kernel on any stream issued after
+    // this call then finds the buffer filled, never half of it overwritten by a late fill.
+    const auto stream = static_cast<cudaStream_t>(current_stream().handle());
+    check(cudaMemsetAsync(pointer, 0xFF, sizeof(float) * count, stream), "cudaMemsetAsync");
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     return std::shared_ptr<float>(static_cast<float*>(pointer), [](float* p) { cudaFree(p); });
 }
 
@@ -39,14 +44,6 @@ std::shared_ptr<float> pinned_allocate(std::int64_t count) {
     void* pointer = nullptr;
     check(cudaMallocHost(&pointer, sizeof(float) * count), "cudaMallocHost");
     return std::shared_ptr<float>(static_cast<float*>(pointer), [](float* p) { cudaFreeHost(p); });
-}
-
-void copy_to_device(float* dst, const float* src, std::int64_t count) {
-    check(cudaMemcpy(dst, src, sizeof(float) * count, cudaMemcpyHostToDevice), "copy to device");
-}
-
-void copy_to_host(float* dst, const float* src, std::int64_t count) {
-    check(cudaMemcpy(dst, src, sizeof(float) * count, cudaMemcpyDeviceToHost), "copy to host");
 }
 
 void synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
@@ -80,22 +77,18 @@ std::shared_ptr<float> device_allocate(std::int64_t count) {
                                   [](float* p) { sim::device_free(p); });
 }
 
+// Ordinary host memory, registered with the simulator's stream check (which tracks pinned buffers
+// as it tracks device buffers).
 std::shared_ptr<float> pinned_allocate(std::int64_t count) {
-    return std::shared_ptr<float>(new float[count], std::default_delete<float[]>());
+    float* pointer = new float[std::size_t(count)];
+    sim::streams::register_pinned(pointer, sizeof(float) * std::size_t(count));
+    return std::shared_ptr<float>(pointer, [](float* p) {
+        sim::streams::unregister_pinned(p);
+        delete[] p;
+    });
 }
 
-void copy_to_device(float* dst, const float* src, std::int64_t count) {
-    if (!sim::is_device_pointer(dst))
-        throw CudaError("copy to device: destination is not device memory");
-    std::memcpy(dst, src, sizeof(float) * count);
-}
-
-void copy_to_host(float* dst, const float* src, std::int64_t count) {
-    if (!sim::is_device_pointer(src)) throw CudaError("copy to host: source is not device memory");
-    std::memcpy(dst, src, sizeof(float) * count);
-}
-
-void synchronize() {}  // simulator launches are synchronous
+void synchronize() { sim::streams::synchronize_device(std::source_location::current()); }
 
 bool available() { return true; }
 
@@ -110,6 +103,21 @@ DeviceInfo info() {
 }
 
 #endif
+
+// The blocking copies go to the current stream, after its earlier work, and wait for it: a
+// download after a kernel on a stream of its own sees what the kernel wrote (cudaMemcpy would
+// use the legacy default stream, which does not wait for non-blocking streams).
+void copy_to_device(float* dst, const float* src, std::int64_t count) {
+    const Stream& stream = current_stream();
+    copy_to_device_async(dst, src, count, stream);
+    stream.synchronize();
+}
+
+void copy_to_host(float* dst, const float* src, std::int64_t count) {
+    const Stream& stream = current_stream();
+    copy_to_host_async(dst, src, count, stream);
+    stream.synchronize();
+}
 
 float* workspace(std::int64_t count) {
     struct Scratch {

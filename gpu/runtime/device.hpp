@@ -19,13 +19,16 @@ std::shared_ptr<float> device_allocate(std::int64_t count);
 // workspace and carves it up. Contents are left over from earlier calls: in the simulator they
 // are set to NaN on every call, so that reading scratch nobody wrote still fails the checks.
 float* workspace(std::int64_t count);
-// `count` floats of page-locked ("pinned") host memory, for fast transfers; plain host memory in
-// the simulator.
+// `count` floats of page-locked ("pinned") host memory, for fast transfers that overlap with the
+// host's work (stream.hpp's asynchronous copies); plain host memory in the simulator, whose stream
+// check tracks it as it tracks device memory.
 std::shared_ptr<float> pinned_allocate(std::int64_t count);
 
+// Blocking copies: issued to the current stream (stream.hpp), after its earlier work, and waited
+// for.
 void copy_to_device(float* device_dst, const float* host_src, std::int64_t count);
 void copy_to_host(float* host_dst, const float* device_src, std::int64_t count);
-// Waits for every kernel and copy issued so far.
+// Waits for every kernel and copy issued so far, on every stream.
 void synchronize();
 
 struct DeviceInfo {

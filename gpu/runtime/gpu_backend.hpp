@@ -7,6 +7,9 @@
 
 namespace triptych::gpu {
 
+// The AsyncDevice of every GPU backend: gpu/runtime/stream.hpp behind common's interface.
+const AsyncDevice& gpu_async_device();
+
 class GpuBackend : public Backend {
 public:
     DeviceKind device_kind() const override {
@@ -14,6 +17,7 @@ public:
     }
     std::string device() const override { return info().name; }
     void synchronize() const override { gpu::synchronize(); }
+    const AsyncDevice* async() const override { return &gpu_async_device(); }
 
 protected:
     explicit GpuBackend(std::string variant) : Backend(std::move(variant)) {}

@@ -1,8 +1,9 @@
 // launch(kernel, grid, block, shared_bytes, args...): the one way kernels are started.
 //
-// On a GPU it is `kernel<<<grid, block, shared_bytes>>>(args...)` followed by a check of the
-// launch; in the simulator it runs the grid on the CPU. Either way a rejected launch throws
-// CudaError with the file:line of the call.
+// On a GPU it is `kernel<<<grid, block, shared_bytes, stream>>>(args...)` on the calling host
+// thread's current stream (stream.hpp), followed by a check of the launch; in the simulator it
+// runs the grid on the CPU (or records it, while the stream is captured into a graph). Either way
+// a rejected launch throws CudaError with the file:line of the call.
 //
 // `launch` is a class template, not a function, only so that the call site can be captured:
 // a defaulted std::source_location parameter must come after the argument pack, and a deduction
@@ -14,6 +15,7 @@
 #include <source_location>
 
 #include "common/errors.hpp"
+#include "gpu/runtime/stream.hpp"
 
 namespace triptych::gpu {
 
@@ -35,7 +37,8 @@ struct launch {
     launch(Kernel kernel, dim3 grid, dim3 block, std::size_t shared_bytes, const Args&... args,
            std::source_location where = std::source_location::current()) {
 #if defined(__CUDACC__)
-        kernel<<<grid, block, shared_bytes>>>(args...);
+        kernel<<<grid, block, shared_bytes, static_cast<cudaStream_t>(current_stream().handle())>>>(
+            args...);
         check_cuda(cudaGetLastError(), "kernel launch", where);
 #else
         ::triptych::sim::launch(kernel, grid, block, shared_bytes, where, args...);

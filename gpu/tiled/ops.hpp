@@ -28,5 +28,10 @@ void sum_splits(std::int64_t count, std::int64_t splits, const float* partial, f
                 bool accumulate);
 // reduce.cu: the sum of n floats, returned to the host (the losses reduce with it).
 float sum(std::int64_t n, const float* x, Reduction mode);
+// reduce.cu: the deterministic sum of n floats divided by `divisor` (1, or n for a mean), written
+// to *total in device memory by launches on the current stream (version 4's kernel); nothing
+// waits for it, nothing is allocated. `scratch` holds sum_scratch_floats(n) floats.
+std::int64_t sum_scratch_floats(std::int64_t n);
+void sum_into(std::int64_t n, const float* x, float divisor, float* total, float* scratch);
 
 }  // namespace triptych::gpu_tiled

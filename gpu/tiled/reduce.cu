@@ -25,7 +25,9 @@
 //                    every run and every GPU. The losses (losses.cu) use this mode.
 // The result travels to the host through a small device buffer (the partials and the total),
 // allocated per call: for a small n that allocation and the copy back, not the kernels, are most
-// of the time. Its figures measured on a GPU: lessons/06_losses_reductions/README.md, "On a GPU".
+// of the time. sum_into (ops.hpp) is version 4's deterministic mode without either: its caller
+// gives the scratch, and the total stays in device memory (the cross-entropy loss uses it). Its
+// figures measured on a GPU: lessons/06_losses_reductions/README.md, "On a GPU".
 #include "gpu/runtime/cuda.hpp"
 
 #include "common/kernels.hpp"
@@ -49,18 +51,19 @@ __device__ inline float thread_partial(std::int64_t n, std::int64_t head, const 
     return partial;
 }
 
-// Called by thread 0 of the block: out[blockIdx.x] = the block's total, or, when `accumulate`,
-// out[0] += it.
-__device__ inline void write_block_total(float block_total, float* out, bool accumulate) {
+// Called by thread 0 of the block: out[blockIdx.x] = the block's total / divisor (1, or the count
+// for a mean), or, when `accumulate`, out[0] += the total.
+__device__ inline void write_block_total(float block_total, float* out, bool accumulate,
+                                         float divisor) {
     if (accumulate)
         atomicAdd(out, block_total);
     else
-        out[blockIdx.x] = block_total;
+        out[blockIdx.x] = block_total / divisor;
 }
 
 // Version 2. blockDim.x = elementwise_threads, a power of two.
 __global__ void sum_interleaved_kernel(std::int64_t n, std::int64_t head, const float* x,
-                                       float* out, bool accumulate) {
+                                       float* out, bool accumulate, float divisor) {
     __shared__ float partials[elementwise_threads];
     const unsigned t = threadIdx.x;
     partials[t] = thread_partial(n, head, x);
@@ -69,12 +72,12 @@ __global__ void sum_interleaved_kernel(std::int64_t n, std::int64_t head, const 
         if (t % (2 * s) == 0) partials[t] += partials[t + s];  // divergent: t = 0, 2s, 4s, ...
         __syncthreads();
     }
-    if (t == 0) write_block_total(partials[0], out, accumulate);
+    if (t == 0) write_block_total(partials[0], out, accumulate, divisor);
 }
 
 // Version 3. blockDim.x = elementwise_threads, a power of two.
 __global__ void sum_sequential_kernel(std::int64_t n, std::int64_t head, const float* x, float* out,
-                                      bool accumulate) {
+                                      bool accumulate, float divisor) {
     __shared__ float partials[elementwise_threads];
     const unsigned t = threadIdx.x;
     partials[t] = thread_partial(n, head, x);
@@ -83,24 +86,34 @@ __global__ void sum_sequential_kernel(std::int64_t n, std::int64_t head, const f
         if (t < s) partials[t] += partials[t + s];  // convergent: threads 0 .. s-1
         __syncthreads();
     }
-    if (t == 0) write_block_total(partials[0], out, accumulate);
+    if (t == 0) write_block_total(partials[0], out, accumulate, divisor);
 }
 
 // Version 4.
 __global__ void sum_kernel(std::int64_t n, std::int64_t head, const float* x, float* out,
-                           bool accumulate) {
+                           bool accumulate, float divisor) {
     const float block_total = block_sum(thread_partial(n, head, x));
-    if (threadIdx.x == 0) write_block_total(block_total, out, accumulate);
+    if (threadIdx.x == 0) write_block_total(block_total, out, accumulate, divisor);
 }
 
 using SumKernel = void(std::int64_t n, std::int64_t head, const float* x, float* out,
-                       bool accumulate);
+                       bool accumulate, float divisor);
+
+// Deterministic mode: one launch per block of elements writes the block totals to partials, then
+// a one-block launch adds them in a fixed order and divides by `divisor`.
+void sum_in_two_launches(SumKernel* kernel, std::int64_t n, const float* x, float divisor,
+                         float* total, float* partials) {
+    const dim3 grid = elementwise_grid(n);
+    const dim3 block(elementwise_threads);
+    const std::int64_t blocks = grid.x;
+    gpu::launch(kernel, grid, block, 0, n, scalar_head(n, {x}), x, partials, false, 1.0f);
+    gpu::launch(kernel, dim3(1), block, 0, blocks, scalar_head(blocks, {partials}), partials, total,
+                false, divisor);
+}
 
 // The host side every version shares: one launch per block of elements and, in deterministic
 // mode, a second one-block launch over the block totals.
 float sum_with(SumKernel* kernel, std::int64_t n, const float* x, Reduction mode) {
-    const dim3 grid = elementwise_grid(n);
-    const dim3 block(elementwise_threads);
     // scratch[0, blocks): the per-block partial sums; scratch[elementwise_max_blocks]: the total.
     const std::shared_ptr<float> scratch = gpu::device_allocate(elementwise_max_blocks + 1);
     float* partials = scratch.get();
@@ -108,12 +121,10 @@ float sum_with(SumKernel* kernel, std::int64_t n, const float* x, Reduction mode
     if (mode == Reduction::fast) {
         const float zero = 0.0f;
         gpu::copy_to_device(total, &zero, 1);
-        gpu::launch(kernel, grid, block, 0, n, scalar_head(n, {x}), x, total, true);
+        gpu::launch(kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n,
+                    scalar_head(n, {x}), x, total, true, 1.0f);
     } else {
-        const std::int64_t blocks = grid.x;
-        gpu::launch(kernel, grid, block, 0, n, scalar_head(n, {x}), x, partials, false);
-        gpu::launch(kernel, dim3(1), block, 0, blocks, scalar_head(blocks, {partials}), partials,
-                    total, false);
+        sum_in_two_launches(kernel, n, x, 1.0f, total, partials);
     }
     float result = 0.0f;
     gpu::copy_to_host(&result, total, 1);
@@ -131,6 +142,12 @@ float sum_sequential(std::int64_t n, const float* x, Reduction mode) {
 
 float sum(std::int64_t n, const float* x, Reduction mode) {
     return sum_with(sum_kernel, n, x, mode);
+}
+
+std::int64_t sum_scratch_floats(std::int64_t n) { return elementwise_grid(n).x; }
+
+void sum_into(std::int64_t n, const float* x, float divisor, float* total, float* scratch) {
+    sum_in_two_launches(sum_kernel, n, x, divisor, total, scratch);
 }
 
 // AdditionOrder::arrival: in the fast mode the blocks' totals meet in one atomicAdd each.

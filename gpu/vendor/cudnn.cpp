@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "common/errors.hpp"
+#include "gpu/runtime/stream.hpp"
 
 namespace triptych::gpu_vendor {
 
@@ -27,6 +28,10 @@ CudnnHandle create_cudnn_handle() {
 
 Cudnn& cudnn() {
     static Cudnn state;
+    // Its work goes to the calling thread's current stream, as our kernels' do.
+    check_cudnn(cudnnSetStream(state.handle.get(),
+                               static_cast<cudaStream_t>(gpu::current_stream().handle())),
+                "cudnnSetStream");
     return state;
 }
 

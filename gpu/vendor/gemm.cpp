@@ -5,6 +5,7 @@
 
 #include "common/errors.hpp"
 #include "common/kernels.hpp"
+#include "gpu/runtime/stream.hpp"
 #include "gpu/vendor/owned.hpp"
 
 namespace triptych::gpu_vendor {
@@ -19,7 +20,8 @@ void check_cublas(cublasStatus_t status, const std::string& what) {
 
 using CublasHandle = Owned<cublasHandle_t, cublasDestroy>;
 
-// The process's cuBLAS handle, made on first use (not for use from two host threads at once).
+// The process's cuBLAS handle, made on first use (not for use from two host threads at once), set
+// to issue its work to the calling thread's current stream, as our kernels do.
 cublasHandle_t cublas() {
     static const CublasHandle handle = [] {
         cublasHandle_t raw = nullptr;
@@ -32,6 +34,9 @@ cublasHandle_t cublas() {
         check_cublas(cublasSetMathMode(raw, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
         return owned;
     }();
+    check_cublas(
+        cublasSetStream(handle.get(), static_cast<cudaStream_t>(gpu::current_stream().handle())),
+        "cublasSetStream");
     return handle.get();
 }
 

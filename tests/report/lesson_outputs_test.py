@@ -70,8 +70,9 @@ class LessonOutputs(unittest.TestCase):
             f.write(f"# Lesson 99\n\nThe program prints:\n\n<!-- output: lesson_99_test 7{options}"
                     f"{recorded} -->\n```\n{block}\n```\n\nEnd.\n")
 
-    def run_tool(self, mode="--check", time="3.50 ms"):
-        done = subprocess.run([sys.executable, TOOL, mode, "--bin", self.bin, "--root", self.root],
+    def run_tool(self, mode="--check", time="3.50 ms", extra=()):
+        done = subprocess.run([sys.executable, TOOL, mode, *extra, "--bin", self.bin, "--root",
+                               self.root],
                               capture_output=True, text=True, env=dict(os.environ, FAKE_TIME=time))
         return done.returncode, done.stdout + done.stderr
 
@@ -129,6 +130,32 @@ class LessonOutputs(unittest.TestCase):
         self.assertIn("threads 2\n", text)
         self.assertIn("cpu_naive          9.99 ms  PASS", text)  # as printed, without marks
         self.assertEqual(self.run_tool()[0], 0)
+
+    def test_write_only_rewrites_that_programs_blocks_stale_or_not(self):
+        # Recorded elsewhere with another error: not stale here, so --write keeps it...
+        self.readme(QUOTED.replace("4.76e-07", "4.77e-07", 1), recorded_on="some other CPU")
+        self.assertEqual(self.run_tool("--write", time="9.99 ms")[0], 0)
+        with open(self.readme_path, encoding="utf-8") as f:
+            self.assertIn("4.77e-07", f.read())
+        # ... another program's name leaves it alone, and its own name records it here, anew.
+        self.assertEqual(self.run_tool("--write", extra=("--only", "lesson_98_other"))[0], 0)
+        with open(self.readme_path, encoding="utf-8") as f:
+            self.assertIn("4.77e-07", f.read())
+        code, output = self.run_tool("--write", time="9.99 ms", extra=("--only", "lesson_99_test"))
+        self.assertEqual(code, 0, output)
+        with open(self.readme_path, encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn(f"recorded on {kind_here()} -->", text)
+        self.assertIn("max abs 4.76e-07", text)
+        self.assertNotIn("4.77e-07", text)
+
+    def test_the_machine_kind_names_the_cpu_family_and_model(self):
+        # Two EPYCs of one instruction set (a Zen 4 and a Zen 5) round differently: OpenBLAS
+        # picks its kernels by family and model.
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            has_family = any(line.startswith("cpu family") for line in f)
+        if has_family:
+            self.assertRegex(kind_here(), r"\(family \d+, model \d+\), ")
 
     def test_a_stale_part_is_left_to_be_edited_by_hand(self):
         self.readme("threads 3", options="; part")

@@ -196,4 +196,15 @@ std::pair<std::vector<float>, std::vector<float>> tensor_core_roundings(
 // buffer, either at once or after a __syncthreads().
 void write_one_past_the_end(int count, bool after_barrier);
 
+// ---- streams.cu --------------------------------------------------------------------------------
+// Kernels issued to the calling thread's current stream (gpu/runtime/stream.hpp); they return at
+// once on a GPU, and the tests order them with events.
+
+// x[i] += 1 for i < n.
+void add_one(float* x, std::int64_t n);
+extern const int add_one_launch_line;  // the launch() of add_one
+// out[i] = 2 * in[i] for i < n.
+void double_into(const float* in, float* out, std::int64_t n);
+extern const int double_into_launch_line;
+
 }  // namespace triptych::sim_tests

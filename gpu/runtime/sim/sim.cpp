@@ -57,14 +57,6 @@ void finish_switch(void*, const void**, std::size_t*) {}
 
 // ---- source locations in messages --------------------------------------------------------------
 
-// "gpu/tiled/gemm.cu:42": the path relative to the source tree when it lies inside it.
-std::string where_str(const std::source_location& where) {
-    std::string file = where.file_name();
-    const std::string root = std::string(TRIPTYCH_SOURCE_DIR) + "/";
-    if (file.rfind(root, 0) == 0) file = file.substr(root.size());
-    return file + ":" + std::to_string(where.line());
-}
-
 bool same_place(const std::source_location& a, const std::source_location& b) {
     if (a.line() != b.line()) return false;
     return a.file_name() == b.file_name() || std::string_view(a.file_name()) == b.file_name();
@@ -542,6 +534,13 @@ void check_guards(std::source_location where) {
 
 // ---- public API --------------------------------------------------------------------------------
 
+std::string where_str(const std::source_location& where) {
+    std::string file = where.file_name();
+    const std::string root = std::string(TRIPTYCH_SOURCE_DIR) + "/";
+    if (file.rfind(root, 0) == 0) file = file.substr(root.size());
+    return file + ":" + std::to_string(where.line());
+}
+
 std::size_t device_guard_bytes() {
 #if defined(__SANITIZE_ADDRESS__)
     return 0;  // AddressSanitizer's own redzones catch the write as it happens
@@ -586,6 +585,8 @@ void* dynamic_shared_memory() {
 }
 
 void* device_malloc(std::size_t bytes) {
+    streams::refuse_while_capturing("a device allocation (cudaMalloc)",
+                                    std::source_location::current());
     if (bytes == 0) return nullptr;
     auto* pointer =
         static_cast<unsigned char*>(::operator new(bytes + device_guard_bytes(), device_alignment));
@@ -604,6 +605,7 @@ void device_free(void* pointer) {
         std::unique_lock lock(allocations_mutex);
         allocations().erase(reinterpret_cast<std::uintptr_t>(pointer));
     }
+    streams::forget_buffer(pointer);
     ::operator delete(pointer, device_alignment);
 }
 
@@ -612,13 +614,28 @@ std::vector<std::pair<std::uintptr_t, std::size_t>> device_allocations() {
     return {allocations().begin(), allocations().end()};
 }
 
-bool is_device_pointer(const void* pointer) {
+std::pair<std::uintptr_t, std::size_t> device_allocation_of(const void* pointer) {
     const auto address = reinterpret_cast<std::uintptr_t>(pointer);
     std::shared_lock lock(allocations_mutex);
     auto it = allocations().upper_bound(address);
-    if (it == allocations().begin()) return false;
+    if (it == allocations().begin()) return {0, 0};
     --it;
-    return address < it->first + it->second;
+    if (address >= it->first + it->second) return {0, 0};
+    return *it;
+}
+
+bool is_device_pointer(const void* pointer) { return device_allocation_of(pointer).second > 0; }
+
+void note_pointers_in(const void* object, std::size_t bytes,
+                      std::vector<streams::Access>& accesses) {
+    // A struct's pointer members sit at multiples of the pointer's size from its start.
+    const auto* words = static_cast<const unsigned char*>(object);
+    for (std::size_t offset = 0; offset + sizeof(void*) <= bytes; offset += sizeof(void*)) {
+        const void* candidate = nullptr;
+        std::memcpy(&candidate, words + offset, sizeof candidate);
+        if (candidate != nullptr && is_device_pointer(candidate))
+            accesses.push_back({candidate, true});
+    }
 }
 
 void check_argument_pointer(const void* pointer, int index, std::source_location where) {

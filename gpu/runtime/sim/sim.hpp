@@ -12,9 +12,14 @@
 //   - The access recorder (recorder.hpp) counts every launch's memory requests as Nsight Compute
 //     does and checks its threads for races, in the instrumented copy of a program.
 //
+//   - Launches go to the host thread's current stream (gpu/runtime/stream.hpp). Each runs when it
+//     is issued, or is recorded while its stream is captured into a graph; streams.hpp checks
+//     that no two streams' work touches one buffer without an event or a synchronisation between.
+//
 // Known limits: warps do not run in lock-step (code relying on implicit warp synchrony may pass
-// or fail); launches are synchronous; float results may differ from a GPU in the last bits; and
-// timings taken here say nothing about a GPU.
+// or fail); streams never run at the same time (races between them are found by the check, not
+// by wrong results); float results may differ from a GPU in the last bits; and timings taken here
+// say nothing about a GPU.
 //
 // Include this only through gpu/runtime/cuda.hpp, and after any CUDA header: CUDA's headers
 // define __shared__ as nothing for a host compiler, so this header redefines the keywords.
@@ -35,6 +40,8 @@
 
 #include "common/errors.hpp"
 #include "gpu/runtime/sim/recorder.hpp"
+#include "gpu/runtime/sim/streams.hpp"
+#include "gpu/runtime/stream.hpp"
 
 // ---- vector types and dim3 (global namespace, as in CUDA) -------------------------------------
 
@@ -139,6 +146,11 @@ void device_free(void* pointer);
 bool is_device_pointer(const void* pointer);
 // Every live device allocation: (start address, bytes).
 std::vector<std::pair<std::uintptr_t, std::size_t>> device_allocations();
+// The device allocation holding `pointer`: (start address, bytes), or (0, 0) if none does.
+std::pair<std::uintptr_t, std::size_t> device_allocation_of(const void* pointer);
+
+// "gpu/tiled/gemm.cu:42": a call site, named relative to the source tree when it lies inside it.
+std::string where_str(const std::source_location& where);
 
 // The order in which the threads of a block run between barriers.
 enum class Order { forward, reverse, random };
@@ -176,22 +188,51 @@ void check_argument(const T& argument, int index, std::source_location where) {
     if constexpr (std::is_pointer_v<T>) check_argument_pointer(argument, index, where);
 }
 
+// The words of `bytes` bytes at `object` that point into device buffers, each as a write.
+void note_pointers_in(const void* object, std::size_t bytes,
+                      std::vector<streams::Access>& accesses);
+
+// What a kernel argument lets the kernel touch, for the stream-order check (streams.hpp): the
+// buffer a pointer points into, written unless it points to const; a pointer stored in a struct
+// argument (a table of tensors) counts as written.
+template <typename T>
+void note_argument(const T& argument, std::vector<streams::Access>& accesses) {
+    if constexpr (std::is_pointer_v<T>) {
+        if (argument != nullptr)
+            accesses.push_back({argument, !std::is_const_v<std::remove_pointer_t<T>>});
+    } else if constexpr (std::is_class_v<T>) {
+        note_pointers_in(&argument, sizeof(T), accesses);
+    }
+}
+
+// Issues the kernel to the current stream with a copy of its arguments: a captured launch runs
+// when its graph does, long after this call has returned.
 template <typename Kernel, typename... Args>
 void launch(Kernel kernel, dim3 grid, dim3 block, std::size_t shared_bytes,
             std::source_location where, const Args&... args) {
     int index = 0;
     (check_argument(args, index++, where), ...);
-    struct Context {
-        Kernel kernel;
-        const std::tuple<const Args&...> args;
-    } context{kernel, std::tie(args...)};
-    ThreadBody body = [](const void* raw) {
-        const auto* c = static_cast<const Context*>(raw);
-        std::apply(c->kernel, c->args);
-    };
+    std::vector<streams::Access> accesses;
+    (note_argument(args, accesses), ...);
     const void* kernel_address = nullptr;
     if constexpr (std::is_pointer_v<Kernel>) kernel_address = reinterpret_cast<const void*>(kernel);
-    run_grid(grid, block, shared_bytes, where, body, &context, kernel_address);
+    auto run = [=, arguments = std::tuple<Args...>(args...)] {
+        // A graph may run it after the buffers were freed: the pointers are checked again.
+        int position = 0;
+        std::apply([&](const auto&... a) { (check_argument(a, position++, where), ...); },
+                   arguments);
+        struct Context {
+            Kernel kernel;
+            const std::tuple<Args...>* arguments;
+        } context{kernel, &arguments};
+        ThreadBody body = [](const void* raw) {
+            const auto* c = static_cast<const Context*>(raw);
+            std::apply(c->kernel, *c->arguments);
+        };
+        run_grid(grid, block, shared_bytes, where, body, &context, kernel_address);
+    };
+    streams::issue(static_cast<streams::Stream*>(gpu::current_stream().handle()), "kernel",
+                   std::move(accesses), std::move(run), where);
 }
 
 // Values travel through warp_exchange as 8 raw bytes.
