@@ -63,7 +63,8 @@ TABLES = {
 CONV_ALGORITHMS = ("direct", "im2col", "fft", "implicit_gemm")  # common/ops.hpp's order
 CONV_OP = re.compile(r"conv2d_(forward|forward_backward)_(" + "|".join(CONV_ALGORITHMS) + ")$")
 CONV_SHAPES = ("lenet_conv1", "lenet_conv2", "resnet_3x3", "large_11x11")
-# Training rows (bench/train.cpp): train_step/<variant>/<model> (counter `images`),
+# Training rows (bench/train.cpp): train_step/<variant>/<model> (counter `images`; a model
+# "<model>+<way>" on GPU variants: the trainer's overlap and graph options),
 # train_transfer/<variant>/64x784 (`bytes`); optimizer rows optimizer_step_<kind>/<variant>/<model>.
 # The models in the order `triptych train` lists them.
 TRAIN_MODELS = ("mlp", "lenet")
@@ -790,7 +791,9 @@ def transfer_section(rows, series, machine):
     text += ("GB/s of one cudaMemcpy between host and device. Pageable memory is staged by the "
              "driver through a pinned buffer; pinned (page-locked) memory is copied directly.\n\n"
              + table(["bytes"] + [f"{k} GB/s" for k in kinds], body))
-    return text + gemm_transfer_table(by_kind, series, machine)
+    return (text + gemm_transfer_table(by_kind, series, machine)
+            + op_transfer_table(by_kind, by_variant(rows, machine, "relu_forward"), machine,
+                                RELU_TRANSFERS))
 
 
 def transfer_rows(rows):
@@ -799,8 +802,9 @@ def transfer_rows(rows):
     return {k: {n: r for (op, v, n), r in rows.items() if op == "copy" and v == k} for k in kinds}
 
 
-def gemm_transfer_reference(series, machine):
-    """The GPU GEMM whose transfers are priced: cuBLAS where it ran, else the last GPU variant."""
+def transfer_reference(series, machine):
+    """The GPU op whose transfers are priced: the vendor's where it ran, else the last GPU
+    variant."""
     kernels = machine.gpu_columns(machine.order(series))
     return "gpu_vendor" if "gpu_vendor" in kernels else (kernels[-1] if kernels else None)
 
@@ -811,32 +815,60 @@ def gemm_transfer_seconds(size, by_kind, memory):
     return transfer_seconds(by_kind, memory, M * K + K * N, M * N)
 
 
-def gemm_transfer_table(by_kind, series, machine):
-    """What moving a GEMM's operands costs next to the GEMM itself: A and B up, C down; and what
-    is left of the GPU's speedup over cpu_eigen_omp once they are counted."""
-    reference = gemm_transfer_reference(series, machine)
+def op_transfer_table(by_kind, series, machine, what):
+    """What moving one call's operands costs next to the call itself, and what is left of the
+    GPU's speedup over cpu_eigen_omp once they are counted. `what`: title, size_heading,
+    label(size), order(size) (the rows' sort key), seconds(size, by_kind, memory), prose."""
+    reference = transfer_reference(series, machine)
     if reference is None or not by_kind["h2d_pinned"] or not by_kind["d2h_pinned"]:
         return ""
     cpu = series.get("cpu_eigen_omp", {})
     body = []
-    for size, row in sorted(series[reference].items(), key=lambda kv: math.prod(kv[0])):
-        pinned = gemm_transfer_seconds(size, by_kind, "pinned")
-        pageable = gemm_transfer_seconds(size, by_kind, "pageable")
+    for size, row in sorted(series[reference].items(), key=lambda kv: what["order"](kv[0])):
+        pinned = what["seconds"](size, by_kind, "pinned")
+        if pinned is None:
+            continue
+        pageable = what["seconds"](size, by_kind, "pageable")
         on_cpu = cpu[size].seconds if size in cpu else None
-        body.append([size_label(size), fmt_ms(row.seconds), fmt_ms(pinned),
+        body.append([what["label"](size), fmt_ms(row.seconds), fmt_ms(pinned),
                      fmt_ms(pageable) if pageable else "—",
                      fmt_percent(100 * pinned / (pinned + row.seconds)),
                      fmt_times(on_cpu / row.seconds) if on_cpu else "—",
                      fmt_times(on_cpu / (row.seconds + pinned)) if on_cpu else "—"])
-    return (f"\n### Transfer cost of one GEMM\n\nUploading A and B and downloading C, at the "
-            f"bandwidth measured for the nearest copy size, next to one {reference} call, and "
-            f"{reference}'s speedup over cpu_eigen_omp without and with those transfers (pinned; "
-            "gemm_speedup.png draws both). A GEMM pays for its transfers only if its operands stay "
-            "on the device for many calls, or if the GEMM is large enough: its work grows as N³, "
-            "its transfers as N².\n\n"
-            + table(["N (M=N=K)", f"{reference} ms", "transfers ms (pinned)",
+    if not body:
+        return ""
+    return (f"\n### {what['title']}\n\n" + what["prose"](reference) + "\n\n"
+            + table([what["size_heading"], f"{reference} ms", "transfers ms (pinned)",
                      "transfers ms (pageable)", "transfers share (pinned)",
                      "speedup over cpu_eigen_omp", "with transfers (pinned)"], body))
+
+
+GEMM_TRANSFERS = {
+    "title": "Transfer cost of one GEMM", "size_heading": "N (M=N=K)", "label": size_label,
+    "order": math.prod, "seconds": gemm_transfer_seconds,
+    "prose": lambda reference: (
+        "Uploading A and B and downloading C, at the bandwidth measured for the nearest copy "
+        f"size, next to one {reference} call, and {reference}'s speedup over cpu_eigen_omp "
+        "without and with those transfers (pinned; gemm_speedup.png draws both). A GEMM pays for "
+        "its transfers only if its operands stay on the device for many calls, or if the GEMM "
+        "is large enough: its work grows as N³, its transfers as N²."),
+}
+
+RELU_TRANSFERS = {
+    "title": "Transfer cost of one ReLU", "size_heading": "floats", "label": size_label,
+    "order": floats, "seconds": lambda size, by_kind, memory: transfer_seconds(by_kind, memory,
+                                                                              size, size),
+    "prose": lambda reference: (
+        f"The same for relu_forward: x up and y down, next to one {reference} call. ReLU does "
+        "one comparison for every 8 bytes it moves, so once its trips count, its speed on the "
+        "GPU is the bus's: it can beat the CPU's own pass over the same bytes only where the "
+        "bus is faster than the CPU's memory. An elementwise op pays on a GPU as one layer of "
+        "many whose data stays there."),
+}
+
+
+def gemm_transfer_table(by_kind, series, machine):
+    return op_transfer_table(by_kind, series, machine, GEMM_TRANSFERS)
 
 
 def transfer_seconds(by_kind, memory, up_floats, down_floats):
@@ -1105,7 +1137,11 @@ def training_section(rows, machine, peer):
              "images and their labels up to the backend, forward, softmax cross-entropy and its "
              "loss back, backward, one Adam update; images per second of wall-clock time, median "
              "of the repetitions. A GPU backend moves only the batch and the loss: weights, "
-             "gradients and optimizer state stay on the device.\n\n"
+             "gradients and optimizer state stay on the device. On a GPU variant, a model's rows "
+             "\"+overlap\", \"+graph\" and \"+overlap+graph\" train an epoch of 16 such batches "
+             "with the trainer's options (lesson 16): the next batch uploaded on a copy stream "
+             "while this one computes, and each step's forward, loss and backward replayed as a "
+             "CUDA graph.\n\n"
              + by_model(columns, lambda v, r: fmt_number(r.rate)))
     for base in ("cpu_naive", "cpu_eigen_omp"):
         text += f"\n### Training speedup over {base}\n\n"
@@ -1425,7 +1461,7 @@ def write_charts(directory, rows, machine):
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 5))
     by_kind = transfer_rows(rows)
-    reference = gemm_transfer_reference(series, machine)
+    reference = transfer_reference(series, machine)
     for ax, base in zip(axes, ("cpu_naive", "cpu_eigen_omp")):
         ref = square.get(base, {})
         lines = [(n, {x: r.rate / ref[x].rate for x, r in square[n].items() if x in ref})

@@ -7,6 +7,12 @@
 //                                      and labels up, forward, softmax_cross_entropy and its loss
 //                                      down, backward, one Adam update (lr 1e-3, as the PyTorch
 //                                      peer). Counter `images`: 64 per step, shown as images/s.
+//   train_step/<variant>/<model>+<way> on a GPU variant, the same steps with the trainer's options
+//                                      (way: overlap, graph, overlap+graph; lesson 16): an epoch of
+//                                      16 batches through Trainer::train_epoch, whose first step of
+//                                      each batch size runs without a graph. Counter `images`: the
+//                                      epoch's 1024, so that its images/s stand beside the plain
+//                                      step's.
 //   train_transfer/<variant>/64x784    the step's traffic alone: the images (64x784 floats) and
 //                                      labels (64) up, the loss (one float) down. Counter `bytes`.
 // The report sets each model's images/s side by side per variant, cpu_eigen_omp's against
@@ -15,6 +21,7 @@
 // Simulator variants (with --include-simulator) time the mlp only: a LeNet step takes seconds
 // there.
 // Run: triptych_bench --benchmark_filter='train_'
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -22,6 +29,7 @@
 
 #include "bench/suites.hpp"
 #include "common/errors.hpp"
+#include "common/idx.hpp"
 #include "common/nn/models.hpp"
 #include "common/nn/trainer.hpp"
 
@@ -48,12 +56,13 @@ struct Run {
     std::unique_ptr<nn::Optimizer> optimizer;
     std::unique_ptr<nn::Trainer> trainer;
 
-    Run(const Backend& b, const std::string& name)
+    Run(const Backend& b, const std::string& name, bool overlap = false, bool graph = false)
         : model(nn::make_model(name, b, /*seed=*/1)),
           optimizer(std::make_unique<nn::Optimizer>(
               b, model->parameters(), OptimizerConfig{.kind = OptimizerKind::adam, .lr = 1e-3f})),
-          trainer(std::make_unique<nn::Trainer>(*model, *optimizer,
-                                                nn::TrainOptions{.batch = batch})) {}
+          trainer(std::make_unique<nn::Trainer>(
+              *model, *optimizer,
+              nn::TrainOptions{.batch = batch, .overlap = overlap, .graph = graph})) {}
 
     float step(const Batch& data, std::int64_t count) {
         return trainer->train_step(data.images, data.labels, count, rows, cols);
@@ -71,6 +80,31 @@ void train_step(benchmark::State& state, const Backend& b, const std::string& mo
     state.SetLabel(b.device());
     time_calls(state, b, [&] { run.step(data, batch); });
     count_per_second(state, "images", double(batch));
+}
+
+// The trainer's options of lesson 16, as a row names them.
+struct Way {
+    const char* name;
+    bool overlap, graph;
+};
+constexpr Way ways[] = {
+    {"overlap", true, false}, {"graph", false, true}, {"overlap+graph", true, true}};
+constexpr std::int64_t epoch_batches = 16;
+
+void train_epoch_way(benchmark::State& state, const Backend& b, const std::string& model,
+                     const Way& way) {
+    Run run(b, model, way.overlap, way.graph);
+    const Batch data = random_batch(epoch_batches * batch);
+    const ImageSet epoch{epoch_batches * batch, rows, cols, data.images, data.labels};
+    // The warm-up epoch pays for the allocations and the pinned buffers.
+    const std::vector<float> losses = run.trainer->train_epoch(epoch, 1).losses;
+    if (!std::all_of(losses.begin(), losses.end(), [](float l) { return std::isfinite(l); })) {
+        state.SkipWithError("a warm-up step's loss is not finite");
+        return;
+    }
+    state.SetLabel(b.device());
+    time_calls(state, b, [&] { run.trainer->train_epoch(epoch, 1); });
+    count_per_second(state, "images", double(epoch.count));
 }
 
 void train_transfer(benchmark::State& state, const Backend& b) {
@@ -105,6 +139,10 @@ void register_train(const Options& options) {
             }
             add("train_step/" + v.label + "/" + model,
                 [&b, model](benchmark::State& s) { train_step(s, b, model); });
+            if (b.async() == nullptr) continue;  // the ways need streams
+            for (const Way& way : ways)
+                add("train_step/" + v.label + "/" + model + "+" + way.name,
+                    [&b, model, way](benchmark::State& s) { train_epoch_way(s, b, model, way); });
         }
         add("train_transfer/" + v.label + "/" + std::to_string(batch) + "x" +
                 std::to_string(rows * cols),

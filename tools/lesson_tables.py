@@ -32,7 +32,8 @@ machine, the date, the load and the command. For a counted table (`counted`) it 
 {"runs": [{"args": ["--op", "gemm", "--backend", "gpu_naive@1", "--shape", "64,64,64"]}, ...]},
 each with the counts that run printed (`--json`) once recorded (and, optionally, "show": the short
 names of the kernels the table keeps, and "by_kernel": true for a row per kernel rather than one
-for the run); the counts follow from the addresses each warp touches, so a recount gives the same
+for the run), and optionally the table's "columns" (default: the memory counts; "occupancy" is
+the theoretical occupancy, the lowest of a row's kernels); the counts follow from the addresses each warp touches, so a recount gives the same
 numbers on every machine, and the check with --triptych proves it. Nobody types the numbers in a
 README. Standard library only (and bench/report.py).
 
@@ -123,8 +124,20 @@ def value_of(args, flag):
     return args[args.index(flag) + 1] if flag in args else "—"
 
 
+def counted_columns(source, source_path):
+    """The columns a counted table shows: its source's "columns", or COUNTED_COLUMNS."""
+    columns = source.get("columns", COUNTED_COLUMNS)
+    known = COUNTED_COLUMNS + ["occupancy"]
+    unknown = [c for c in columns if c not in known]
+    if unknown:
+        raise report.ReportError(f"{source_path}: no counted column {', '.join(unknown)}; the "
+                                 f"columns are {', '.join(known)}")
+    return columns
+
+
 def counted_rows(source, source_path):
     """One row per kernel of each recorded `triptych profile` run."""
+    columns = counted_columns(source, source_path)
     body = []
     for run in source["runs"]:
         if "kernels" not in run:
@@ -141,18 +154,20 @@ def counted_rows(source, source_path):
             body.append([value_of(run["args"], "--op"), value_of(run["args"], "--shape"),
                          value_of(run["args"], "--backend"),
                          ", ".join(f"`{n}`" for n in names),
-                         *(cells[c] for c in COUNTED_COLUMNS)])
+                         *(cells[c] for c in columns)])
     return body
 
 
 def render_counted(source_path, link):
     """A counted table, from its recorded source."""
-    body = counted_rows(load_counted(source_path), source_path)
+    source = load_counted(source_path)
+    body = counted_rows(source, source_path)
     return (f"Counted by the simulator (`triptych profile --op OP --backend V --shape S`, summed "
             f"over the launches of the op's check at that shape), recorded in "
             f"[{os.path.basename(link)}]({link}) by "
             "tools/lesson_tables.py --count; counts, not times.\n\n"
-            + report.table(["op", "shape", "run as", "kernel", *COUNTED_COLUMNS], body))
+            + report.table(["op", "shape", "run as", "kernel",
+                            *counted_columns(source, source_path)], body))
 
 
 def read_source(path, what):
@@ -204,9 +219,10 @@ def recount(triptych, lessons, write):
         doc = load_counted(source)
         runs = [dict({k: v for k, v in run.items() if k in ("args", "show", "by_kernel")},
                      **profile(triptych, run["args"])) for run in doc["runs"]]
+        recounted = dict(doc, runs=runs)  # the source's other settings ("columns") stay
         if write:
-            write_json(source, {"runs": runs})
-        elif counted_rows({"runs": runs}, source) != counted_rows(doc, source):
+            write_json(source, recounted)
+        elif counted_rows(recounted, source) != counted_rows(doc, source):
             stale.append(os.path.relpath(source, ROOT))
     return stale
 

@@ -25,6 +25,8 @@
 #if TRIPTYCH_GPU_SIM
 #include "gpu/runtime/sim/occupancy.hpp"
 #include "gpu/runtime/sim/recorder.hpp"
+#elif TRIPTYCH_GPU_CUDA
+#include "gpu/runtime/launch_log.hpp"
 #endif
 
 namespace triptych::tools {
@@ -54,8 +56,9 @@ void print_help() {
         "  --json FILE     also write every launch's counts as JSON\n"
         "  --seed S        the inputs' seed\n"
         "\n"
-        "Needs a sim build (in a cuda build, run ncu on `triptych check` instead; this command\n"
-        "prints the metrics to ask it for).");
+        "In a cuda build it runs the op on the GPU instead and prints each kernel's launches with\n"
+        "the occupancy the CUDA occupancy API computes for them (registers and shared memory as\n"
+        "compiled for that GPU), and the ncu command that measures the counters above.");
 }
 
 // The Nsight Compute metrics behind the table, for the cuda build's advice.
@@ -319,6 +322,92 @@ void write_json(const std::string& path, const std::vector<KernelRow>& rows,
 
 #endif
 
+// What to profile: the op, the backend (by its name as given), the shape and the inputs' seed.
+struct Request {
+    const check::OpDescription* op = nullptr;
+    std::string name;
+    const Backend* backend = nullptr;
+    std::string shape;
+    std::uint64_t seed = 0;
+};
+
+Request read_request(const Options& options) {
+    if (!options.has("--op"))
+        throw InvalidArgument("profile needs --op (see triptych profile --help)");
+    Request r;
+    r.op = &check::op(options.get("--op"));
+    r.name = options.get("--backend", "gpu_tiled");
+    if (options.has("--version")) {
+        if (r.name.find('@') != std::string::npos)
+            throw InvalidArgument("--version and a version in --backend (" + r.name +
+                                  ") cannot both be given");
+        r.name += "@" + options.get("--version");
+    }
+    r.backend = &backend(r.name);  // throws for an unknown variant or version
+    if (r.backend->variant() != "gpu_naive" && r.backend->variant() != "gpu_tiled")
+        throw InvalidArgument(
+            "profile counts the GPU kernels of our own panels: --backend must be gpu_naive or "
+            "gpu_tiled (or a version of one), not " +
+            r.name);
+    r.shape = options.get("--shape", r.op->default_shapes.front());
+    r.seed = fresh_seed();
+    if (options.has("--seed")) r.seed = std::stoull(options.get("--seed"));
+    return r;
+}
+
+// Runs the request's check; returns whether every case passed, and how many ran.
+bool run_cases(const Request& r, std::size_t& cases) {
+    bool passed = true;
+    cases = 0;
+    for (const check::CaseResult& result : r.op->run(*r.backend, r.shape, r.seed))
+        if (result.not_run.empty()) {
+            passed = passed && result.comparison.passed;
+            ++cases;
+        }
+    return passed;
+}
+
+#if TRIPTYCH_GPU_CUDA
+
+// A cuda build: each kernel's launches with the occupancy the CUDA runtime computes for them,
+// then the Nsight Compute command that measures the simulator's counters.
+int profile_on_gpu(const Options& options) {
+    const Request r = read_request(options);
+    gpu::start_launch_log();
+    std::size_t cases = 0;
+    bool passed = false;
+    try {
+        passed = run_cases(r, cases);
+    } catch (...) {
+        gpu::stop_launch_log();
+        throw;
+    }
+    const std::vector<gpu::LaunchOccupancy> launches = gpu::stop_launch_log();
+    std::printf("%s on %s, shape %s (seed %llu), on %s: %zu kernel launch%s%s\n",
+                r.op->name.c_str(), r.name.c_str(), r.shape.c_str(), (unsigned long long)r.seed,
+                r.backend->device().c_str(), launches.size(), launches.size() == 1 ? "" : "es",
+                passed ? "" : " (THE RESULT FAILED ITS CHECK)");
+    for (const gpu::LaunchOccupancy& l : launches) {
+        std::printf(
+            "\n%s\n  launched at %s, %d time%s: grid (%u,%u,%u), block (%u,%u,%u), %zu bytes of "
+            "dynamic shared memory\n  %d registers per thread, %zu bytes of static shared memory\n"
+            "  occupancy (the CUDA occupancy API): %d block%s of %d warps per SM = %d of %d warps "
+            "(%.0f%%)\n",
+            l.kernel.c_str(), l.site.c_str(), l.launches, l.launches == 1 ? "" : "s", l.grid[0],
+            l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2], l.dynamic_shared, l.registers,
+            l.static_shared, l.blocks_per_sm, l.blocks_per_sm == 1 ? "" : "s",
+            l.blocks_per_sm > 0 ? l.warps_per_sm / l.blocks_per_sm : 0, l.warps_per_sm,
+            l.max_warps_per_sm, 100.0 * l.warps_per_sm / std::max(l.max_warps_per_sm, 1));
+    }
+    std::printf(
+        "\nThe memory counters `triptych profile` counts in a sim build, measured on this GPU:\n\n"
+        "  ncu --metrics %s \\\n      triptych check --op %s --backend %s\n",
+        ncu_metrics, r.op->name.c_str(), r.name.c_str());
+    return passed ? 0 : 1;
+}
+
+#endif
+
 }  // namespace
 
 int profile_main(const Args& args) {
@@ -329,50 +418,29 @@ int profile_main(const Args& args) {
         print_help();
         return 0;
     }
-#if !TRIPTYCH_GPU_SIM
+#if TRIPTYCH_GPU_CUDA
+    return profile_on_gpu(options);
+#elif !TRIPTYCH_GPU_SIM
     std::printf(
-        "triptych profile counts in the CUDA simulator, and this is a '%s' build. On a GPU,\n"
-        "Nsight Compute measures the same counters:\n\n"
+        "triptych profile counts in the CUDA simulator or measures on a GPU, and this is a '%s'\n"
+        "build, with neither. On a GPU, Nsight Compute measures the same counters:\n\n"
         "  ncu --metrics %s \\\n      triptych check --op gemm --backend gpu_tiled@3\n",
         TRIPTYCH_GPU_FLAVOR, ncu_metrics);
     return 2;
 #else
-    if (!options.has("--op"))
-        throw InvalidArgument("profile needs --op (see triptych profile --help)");
-    const check::OpDescription& op = check::op(options.get("--op"));
-    std::string name = options.get("--backend", "gpu_tiled");
-    if (options.has("--version")) {
-        if (name.find('@') != std::string::npos)
-            throw InvalidArgument("--version and a version in --backend (" + name +
-                                  ") cannot both be given");
-        name += "@" + options.get("--version");
-    }
-    const Backend& b = backend(name);  // throws for an unknown variant or version
-    if (b.variant() != "gpu_naive" && b.variant() != "gpu_tiled")
-        throw InvalidArgument(
-            "profile counts the simulator's GPU kernels: --backend must be "
-            "gpu_naive or gpu_tiled (or a version of one), not " +
-            name);
-    const std::string shape = options.get("--shape", op.default_shapes.front());
+    const Request r = read_request(options);
     const sim::GpuLimits& gpu = sim::gpu_limits(options.get("--gpu", "h200"));
-    std::uint64_t seed = fresh_seed();
-    if (options.has("--seed")) seed = std::stoull(options.get("--seed"));
-
     sim::RecordMode mode = sim::record_mode();
     mode.profile = true;
     sim::ensure_recorder(mode);  // in a plain program: runs its instrumented copy instead
     sim::take_profiles();
-    bool passed = true;
     std::size_t cases = 0;
-    for (const check::CaseResult& r : op.run(b, shape, seed))
-        if (r.not_run.empty()) {
-            passed = passed && r.comparison.passed;
-            ++cases;
-        }
+    const bool passed = run_cases(r, cases);
     const std::vector<KernelRow> rows = by_kernel(sim::take_profiles());
     std::printf("%s on %s, shape %s (seed %llu): %zu kernel%s, counted by the simulator%s\n",
-                op.name.c_str(), name.c_str(), shape.c_str(), (unsigned long long)seed, rows.size(),
-                rows.size() == 1 ? "" : "s", passed ? "" : " (THE RESULT FAILED ITS CHECK)");
+                r.op->name.c_str(), r.name.c_str(), r.shape.c_str(), (unsigned long long)r.seed,
+                rows.size(), rows.size() == 1 ? "" : "s",
+                passed ? "" : " (THE RESULT FAILED ITS CHECK)");
     for (const KernelRow& row : rows) {
         print_kernel(row, gpu);
         if (options.has("--lines")) print_lines(row);

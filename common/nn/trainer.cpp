@@ -50,7 +50,6 @@ struct Trainer::Pipeline {
     const AsyncDevice* device = nullptr;
     std::unique_ptr<AsyncDevice::Stream> compute, copy;  // copy only with overlap
     std::vector<Slot> slots;                             // two with overlap, else one
-    Tensor result;                                       // the step's loss, on the device
     std::unique_ptr<AsyncDevice::Event> phase_end;       // for time_phases
     // The batch size the model's buffers have (that of the last step): a step of the same size
     // allocates nothing, so it may be captured.
@@ -63,6 +62,7 @@ Trainer::Trainer(Sequential& model, Optimizer& optimizer, const TrainOptions& op
     : model_(&model), optimizer_(&optimizer), options_(options) {
     if (options.batch < 1)
         throw InvalidArgument("trainer: batch must be >= 1, got " + std::to_string(options.batch));
+    loss_result_ = model.backend().allocate(Shape{cross_entropy_result_floats});
     if (!options.overlap && !options.graph) return;
     const Backend& backend = model.backend();
     const AsyncDevice* device = backend.async();
@@ -81,7 +81,6 @@ Trainer::Trainer(Sequential& model, Optimizer& optimizer, const TrainOptions& op
         slot.uploaded = device->event();
         slot.consumed = device->event();
     }
-    p.result = backend.allocate(Shape{cross_entropy_result_floats});
     p.phase_end = device->event();
 }
 
@@ -123,7 +122,8 @@ float Trainer::train_step(std::span<const float> images, std::span<const float> 
 
     // The loss is the one value that comes back to the host: on a GPU, the step's only wait.
     if (dlogits_.shape() != logits.shape()) dlogits_ = backend.allocate(logits.shape());
-    const float loss = backend.softmax_cross_entropy(logits, labels_, dlogits_);
+    backend.softmax_cross_entropy(logits, labels_, dlogits_, loss_result_);
+    const float loss = backend.cross_entropy_loss(loss_result_, labels_, logits.shape().columns());
     end_phase(phases_.loss);
 
     model_->backward(dlogits_);
@@ -213,7 +213,7 @@ EpochResult Trainer::train_epoch_pipelined(const ImageSet& data, int epoch,
         const Timer wait;
         float loss = 0;
         p.device->run_on(*p.compute, [&] {
-            loss = model_->backend().cross_entropy_loss(p.result, slot_of(step).labels,
+            loss = model_->backend().cross_entropy_loss(loss_result_, slot_of(step).labels,
                                                         dlogits_.shape().columns());
         });
         if (options_.time_phases) phases_.loss += wait.seconds();
@@ -279,7 +279,7 @@ void Trainer::issue_step(Slot& slot, std::int64_t count) {
         try {
             slot.graph = device.capture(*p.compute, [&] {
                 backend.softmax_cross_entropy(model_->forward(slot.images), slot.labels, dlogits_,
-                                              p.result);
+                                              loss_result_);
                 model_->backward(dlogits_);
             });
         } catch (...) {
@@ -298,7 +298,7 @@ void Trainer::issue_step(Slot& slot, std::int64_t count) {
             const Tensor& logits = model_->forward(slot.images);
             end_phase(phases_.forward);
             if (dlogits_.shape() != logits.shape()) dlogits_ = backend.allocate(logits.shape());
-            backend.softmax_cross_entropy(logits, slot.labels, dlogits_, p.result);
+            backend.softmax_cross_entropy(logits, slot.labels, dlogits_, loss_result_);
             end_phase(phases_.loss);
             model_->backward(dlogits_);
             end_phase(phases_.backward);

@@ -101,6 +101,7 @@ private:
     Optimizer* optimizer_;
     TrainOptions options_;
     Tensor images_, labels_, dlogits_;  // reused from step to step
+    Tensor loss_result_;                // softmax_cross_entropy's loss, on the backend
     PhaseTimes phases_;
     std::unique_ptr<Pipeline> pipeline_;  // with overlap or graph
 };

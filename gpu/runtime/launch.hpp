@@ -15,6 +15,7 @@
 #include <source_location>
 
 #include "common/errors.hpp"
+#include "gpu/runtime/launch_log.hpp"
 #include "gpu/runtime/stream.hpp"
 
 namespace triptych::gpu {
@@ -40,6 +41,12 @@ struct launch {
         kernel<<<grid, block, shared_bytes, static_cast<cudaStream_t>(current_stream().handle())>>>(
             args...);
         check_cuda(cudaGetLastError(), "kernel launch", where);
+        if (launch_log_on()) {
+            const unsigned grid_dims[3] = {grid.x, grid.y, grid.z};
+            const unsigned block_dims[3] = {block.x, block.y, block.z};
+            log_launch(reinterpret_cast<const void*>(kernel), grid_dims, block_dims, shared_bytes,
+                       where);
+        }
 #else
         ::triptych::sim::launch(kernel, grid, block, shared_bytes, where, args...);
 #endif

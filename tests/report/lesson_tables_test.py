@@ -320,7 +320,9 @@ site = {"line": "gpu/naive/x.cu:1", "space": "global", "access": "load", "reques
         "bytes": 256}
 kernel = {"kernel": "void triptych::gpu_naive::(anonymous namespace)::scale_kernel<4>(long)",
           "launch_site": "gpu/naive/x.cu:9", "launches": 1, "warps": 2, "barriers": 0,
-          "warp_operations": 0, "block": [64, 1, 1], "sites": [site]}
+          "warp_operations": 0, "block": [64, 1, 1], "sites": [site],
+          "occupancy": {"gpu": "H200 (sm_90)", "blocks": 32, "warps": 64, "fraction": 1.0,
+                        "limit": "blocks", "registers": 18}}
 with open(args[args.index("--json") + 1], "w") as f:
     json.dump({"cases": 1, "kernels": [kernel]}, f)
 """
@@ -361,6 +363,30 @@ class CountedTables(LessonFolder):
         with open(self.readme, "w", encoding="utf-8") as f:
             f.write(text.replace("| 2 | 32.0 | 4.00 |", "| 2 | 33.0 | 4.00 |"))
         self.assertEqual(self.tool("--check").returncode, 1)
+
+    def test_a_source_may_choose_the_columns_occupancy_among_them(self):
+        source = os.path.join(self.lessons, "98_test", "counts.json")
+        self.assertEqual(self.tool("--count", self.triptych).returncode, 0)
+        with open(source, encoding="utf-8") as f:
+            recorded = json.load(f)
+        with open(source, "w", encoding="utf-8") as f:
+            json.dump(dict(recorded, columns=["occupancy", "lanes/request"]), f)
+        result = self.tool("--write")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(self.readme, encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("| op | shape | run as | kernel | occupancy | lanes/request |", text)
+        self.assertIn("| scale | 64 | gpu_naive | `scale_kernel` | 100% (blocks, 18 registers) "
+                      "| 32.0 |", text)
+        # A recount keeps them.
+        self.assertEqual(self.tool("--count", self.triptych).returncode, 0)
+        with open(source, encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["columns"], ["occupancy", "lanes/request"])
+        with open(source, "w", encoding="utf-8") as f:
+            json.dump(dict(recorded, columns=["speed"]), f)
+        result = self.tool("--write")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("no counted column speed", result.stderr)
 
 
 NOTED_README = """# Lesson 95

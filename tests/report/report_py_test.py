@@ -584,6 +584,19 @@ class WithGpu(OneReport):
         transfers = self.tables["Host↔device transfers"]
         self.assertEqual(cell(transfers, "1 MiB", "h2d_pinned GB/s"), "10.0")
 
+    def test_transfer_cost_of_a_relu(self):
+        # 65536 floats: x up at 10 GB/s (26.2 us) and y down at 20 GB/s (13.1 us) = 39.3 us,
+        # against gpu_tiled's 0.524 us (8 bytes a float at 1000 GB/s): 99% of the total.
+        table = self.tables["Transfer cost of one ReLU"]
+        size = "65536 (256 KiB)"
+        self.assertEqual(cell(table, size, "gpu_tiled ms"), "0.0005")
+        self.assertEqual(cell(table, size, "transfers ms (pinned)"), "0.0393")
+        self.assertEqual(cell(table, size, "transfers share (pinned)"), "99%")
+        # cpu_eigen_omp's row (cpu_benchmarks) takes 1 s, the median of its iterations: 1 s /
+        # 0.524 us = 1907349x the call alone, 1 s / (0.524 + 39.32) us = 25097x with its trips.
+        self.assertEqual(cell(table, size, "speedup over cpu_eigen_omp"), "1907349×")
+        self.assertEqual(cell(table, size, "with transfers (pinned)"), "25097×")
+
 
 def train_row(variant, model, images_per_second):
     """train_step/<variant>/<model>: one step of 64 images at `images_per_second`."""
