@@ -32,7 +32,7 @@ machine, the date, the load and the command. For a counted table (`counted`) it 
 {"runs": [{"args": ["--op", "gemm", "--backend", "gpu_naive@1", "--shape", "64,64,64"]}, ...]},
 each with the counts that run printed (`--json`) once recorded (and, optionally, "show": the short
 names of the kernels the table keeps, and "by_kernel": true for a row per kernel rather than one
-for the run), and optionally the table's "columns" (default: the memory counts; "occupancy" is
+for the run, where instances of one template are named with their template arguments), and optionally the table's "columns" (default: the memory counts; "occupancy" is
 the theoretical occupancy, the lowest of a row's kernels); the counts follow from the addresses each warp touches, so a recount gives the same
 numbers on every machine, and the check with --triptych proves it. Nobody types the numbers in a
 README. Standard library only (and bench/report.py).
@@ -120,6 +120,34 @@ def short_kernel(name):
     return base.split("::")[-1].split(" ")[-1]
 
 
+def short_instance(name):
+    """'void ns::k<64, ns::(anonymous namespace)::Patches>(long)' -> 'k<64, Patches>': the short
+    name with its template arguments, for instances of one template that a table tells apart."""
+    base = short_kernel(name)
+    start = name.find(base + "<")
+    if start < 0:
+        return base
+    depth, args, current = 0, [], ""
+    for ch in name[start + len(base):]:
+        if ch == "<":
+            depth += 1
+            if depth == 1:
+                continue
+        elif ch == ">":
+            depth -= 1
+            if depth == 0:
+                break
+        elif ch == "," and depth == 1:
+            args.append(current)
+            current = ""
+            continue
+        current += ch
+    args.append(current)
+    plain = [re.sub(r"[\w:]*::", "", a.replace("(anonymous namespace)", "anonymous")).strip()
+             for a in args]
+    return f"{base}<{', '.join(plain)}>"
+
+
 def value_of(args, flag):
     return args[args.index(flag) + 1] if flag in args else "—"
 
@@ -148,9 +176,13 @@ def counted_rows(source, source_path):
                    if shown is None or short_kernel(k["kernel"]) in shown]
         # One row per kernel where the run says "by_kernel", else one row for the run's kernels.
         groups = [[k] for k in kernels] if run.get("by_kernel") else [kernels]
+        # Instances of one template (the same short name twice) are named with their arguments.
+        short_names = [short_kernel(k["kernel"]) for k in kernels]
+        twins = {n for n in short_names if short_names.count(n) > 1} if run.get("by_kernel") else set()
         for group in groups:
             cells, _, _ = report.counted_cells({"kernels": group})
-            names = dict.fromkeys(short_kernel(k["kernel"]) for k in group)
+            names = dict.fromkeys(short_instance(k["kernel"]) if short_kernel(k["kernel"]) in twins
+                                  else short_kernel(k["kernel"]) for k in group)
             body.append([value_of(run["args"], "--op"), value_of(run["args"], "--shape"),
                          value_of(run["args"], "--backend"),
                          ", ".join(f"`{n}`" for n in names),

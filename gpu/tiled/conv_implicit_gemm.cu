@@ -10,8 +10,9 @@
 // values per thread, the next tiles fetched during the multiply, two shared stages), but its
 // loaders *gather* each shared-memory tile straight from x, w or dy, zeros for the padding, so
 // the matrix of patches never exists; and its stores write each value where the pass wants it
-// (y's layout, the bias added), so no reordering pass runs either. One GEMM covers the whole
-// batch:
+// (y's layout, the bias added), so no reordering pass runs either. They are staged through shared
+// memory (StagedStores) so that a warp stores consecutive outputs of one row of C. One GEMM covers
+// the whole batch:
 //
 //   pass              C  (M x N)               = A  (M x L)            * B  (L x N)
 //   forward           y: filters x outputs       w: filters x taps       patches: taps x outputs
@@ -296,9 +297,29 @@ struct GemmSize {
     int M, N, L, l_per_split;
 };
 
+// The stores go through shared memory. The multiply leaves each lane a 4 x 4 block of C per
+// (i, j) group, and a warp's lanes as 8 rows x 4 columns of blocks (WarpTile): stored straight
+// from those registers, one store instruction would write one float per lane to 8 rows of C that
+// lie far apart in y, dx or dw (a row of C is one filter's outputs, say), 4 floats in each, 16
+// bytes apart. So a warp instead writes one of its accumulator rows i (8 rows of C, WN columns)
+// into its own patch of shared memory with float4 stores, and reads the patch back a row of C at
+// a time: consecutive lanes hold consecutive columns, whose addresses are consecutive in every
+// pass's output, and each store instruction writes whole 32-byte sectors. The patches reuse the
+// shared tiles' memory, which the multiply has finished with (the loop's last barrier).
+//   A patch row is `stride` floats, 16 banks past a multiple of 32: the 8 lanes of each quarter
+// warp's float4 stores (2 rows x 4 blocks of 4 columns) then cover the 32 banks once each.
+template <int WN, int lanes_down>
+struct StagedStores {
+    static_assert(WN == 16 || WN == 32, "a patch row is 16 or 32 columns");
+    static constexpr int rows = lanes_down;  // a warp's lanes down: 8 rows of C per acc row
+    static constexpr int stride = WN % 32 == 16 ? WN : WN + 16;
+    static constexpr int rows_per_store = 32 / WN;  // the patch rows one store instruction covers
+    using Patch = float[rows * stride];
+};
+
 // Block (256); grid (N / BN, M / BM, splits), rounded up, y capped at gpu::max_grid_rows (the
 // rows loop). The structure of gemm.cu's gemm_double_buffer_kernel, with GatherLoaders for its
-// TileLoaders and `store` for its epilogue.
+// TileLoaders and `store` for its epilogue, called through StagedStores' patches.
 template <int BM, int BN, int BK, int WM, int WN, typename OperandA, typename OperandB,
           typename Store>
 __global__ void __launch_bounds__(threads, 2)
@@ -306,9 +327,22 @@ __global__ void __launch_bounds__(threads, 2)
     using Tile = WarpTile<BM, BN, WM, WN>;
     using LoaderA = GatherLoader<OperandA, BM, BK>;
     using LoaderB = GatherLoader<OperandB, BN, BK>;
-    alignas(16) __shared__ float As[2][BK][BM + pad];
-    alignas(16) __shared__ float Bs[2][BK][BN + pad];
+    using Staged = StagedStores<WN, Tile::lanes_down>;
+    union SharedMemory {
+        struct {
+            float A[2][BK][BM + pad];
+            float B[2][BK][BN + pad];
+        } tiles;                                       // during the multiply
+        typename Staged::Patch patches[threads / 32];  // during the stores, one per warp
+    };
+    static_assert(sizeof(typename Staged::Patch) * (threads / 32) <=
+                      2 * BK * (BM + BN + 2 * pad) * sizeof(float),
+                  "the patches fit in the tiles' memory");
+    alignas(16) __shared__ SharedMemory shared;
+    auto& As = shared.tiles.A;
+    auto& Bs = shared.tiles.B;
     const Tile tile(threadIdx.x);
+    const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
     const int col0 = int(blockIdx.x) * BN, split = int(blockIdx.z);
     const int l_begin = split * size.l_per_split;
     const int l_end = size.L - l_begin < size.l_per_split ? size.L : l_begin + size.l_per_split;
@@ -318,7 +352,7 @@ __global__ void __launch_bounds__(threads, 2)
         const LoaderA a_loader(a, size.M, row0, threadIdx.x);
         float acc[Tile::TM][Tile::TN] = {};
         float a_next[LoaderA::count], b_next[LoaderB::count];
-        __syncthreads();  // the previous row's last multiply is done with stage 0
+        __syncthreads();  // the previous row's last multiply and stores are done with shared memory
         a_loader.fetch(a, l_begin, l_end, a_next);
         b_loader.fetch(b, l_begin, l_end, b_next);
         a_loader.store(a_next, As[0]);
@@ -340,16 +374,31 @@ __global__ void __launch_bounds__(threads, 2)
             __syncthreads();
             stage = 1 - stage;
         }
-        // The stores are not unrolled over rows, as in WarpTile::store (register pressure).
-#pragma unroll 1
-        for (int i = 0; i < Tile::TM; ++i) {
-            const int m = row0 + tile.row(i);
-            if (m >= size.M) continue;
+
+        // Row i of every lane's acc is 8 rows of C, tile.row(i) for lanes_down lanes, each
+        // WN columns wide: this lane's 4-column blocks go to patch row lane / lanes_across.
+        float* patch = shared.patches[warp];
+        const int patch_row = lane / Tile::lanes_across, patch_col = lane % Tile::lanes_across * 4;
+        const int warp_col = col0 + tile.col(0) - patch_col;  // C's column of the patch's column 0
+        // Unrolled: with a run-time i, acc[i] would send acc to local memory (ptxas, sm_90: a
+        // 256-byte stack frame for 128 x 128 tiles).
 #pragma unroll
-            for (int j = 0; j < Tile::TN; ++j) {
-                const int n = col0 + tile.col(j / 4 * 4) + j % 4;
-                if (n < size.N) store(m, n, split, acc[i][j]);
+        for (int i = 0; i < Tile::TM; ++i) {
+#pragma unroll
+            for (int j = 0; j < Tile::TN; j += 4)
+                *reinterpret_cast<float4*>(
+                    &patch[patch_row * Staged::stride + patch_col + j / 4 * Tile::step_n]) =
+                    make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+            __syncwarp();  // the whole patch is written
+            // C's row of patch row r is the row that lane r * lanes_across holds in acc[i].
+            const int warp_row = row0 + tile.row(i) - patch_row * 4;
+#pragma unroll
+            for (int r0 = 0; r0 < Staged::rows; r0 += Staged::rows_per_store) {
+                const int r = r0 + lane / WN, c = lane % WN;
+                const int m = warp_row + r * 4, n = warp_col + c;
+                if (m < size.M && n < size.N) store(m, n, split, patch[r * Staged::stride + c]);
             }
+            __syncwarp();  // the patch is read before row i + 1 overwrites it
         }
     }
 }
@@ -366,9 +415,10 @@ void launch(const GemmSize& size, int splits, const A& a, const B& b, const Stor
 // The tile shapes: 32 x 128 for a C of 32 rows or fewer (LeNet's 6 and 16 filters would leave
 // most of a 128-row tile empty), else 128 x 128 when those tiles give every SM a block, else
 // 64 x 64. Every thread adds its terms in l order whatever the tile, so the tile changes no bit.
-// ptxas -v for sm_90 (build/kernel_resources): 89 to 105 registers and no spills for 32 x 128 and
-// 64 x 64; 128 x 128 hits the 128-register bound of __launch_bounds__(256, 2) and spills 36 to 44
-// bytes per thread (the gathers' Points and Divisors next to 64 accumulators).
+// ptxas -v for sm_90 (build/kernel_resources): 93 to 113 registers and no spills for 32 x 128 and
+// 64 x 64; 128 x 128 hits the 128-register bound of __launch_bounds__(256, 2), without spills for
+// the forward and backward-data passes, with 76 bytes per thread for the weights' (the gathers'
+// Points and Divisors next to 64 accumulators).
 template <typename A, typename B, typename Store>
 void implicit_gemm(const GemmSize& size, int splits, const A& a, const B& b, const Store& store) {
     static const int multiprocessors = gpu::info().multiprocessors;

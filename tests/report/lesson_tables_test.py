@@ -323,8 +323,12 @@ kernel = {"kernel": "void triptych::gpu_naive::(anonymous namespace)::scale_kern
           "warp_operations": 0, "block": [64, 1, 1], "sites": [site],
           "occupancy": {"gpu": "H200 (sm_90)", "blocks": 32, "warps": 64, "fraction": 1.0,
                         "limit": "blocks", "registers": 18}}
+kernels = [kernel]
+if os.environ.get("FAKE_TWINS"):  # a second instance of the same template
+    kernels.append(dict(kernel, kernel="void triptych::gpu_naive::(anonymous namespace)::"
+                        "scale_kernel<8, triptych::gpu_naive::(anonymous namespace)::Rows>(long)"))
 with open(args[args.index("--json") + 1], "w") as f:
-    json.dump({"cases": 1, "kernels": [kernel]}, f)
+    json.dump({"cases": 1, "kernels": kernels}, f)
 """
 
 
@@ -342,8 +346,8 @@ class CountedTables(LessonFolder):
             f.write(FAKE_TRIPTYCH)
         os.chmod(self.triptych, 0o755)
 
-    def tool(self, *args, sectors="64"):
-        return super().tool(*args, env=dict(os.environ, FAKE_SECTORS=sectors))
+    def tool(self, *args, sectors="64", twins=""):
+        return super().tool(*args, env=dict(os.environ, FAKE_SECTORS=sectors, FAKE_TWINS=twins))
 
     def test_counts_become_the_table_and_a_recount_that_differs_fails_the_check(self):
         # Nothing recorded yet: the table cannot be written.
@@ -387,6 +391,22 @@ class CountedTables(LessonFolder):
         result = self.tool("--write")
         self.assertEqual(result.returncode, 1)
         self.assertIn("no counted column speed", result.stderr)
+
+    def test_instances_of_one_template_are_told_apart_by_their_arguments(self):
+        source = os.path.join(self.lessons, "98_test", "counts.json")
+        with open(source, "w", encoding="utf-8") as f:
+            json.dump({"runs": [{"args": ["--op", "scale", "--backend", "gpu_naive", "--shape",
+                                          "64"], "by_kernel": True}]}, f)
+        result = self.tool("--count", self.triptych, twins="1")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(self.readme, encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("| scale | 64 | gpu_naive | `scale_kernel<4>` | 2 |", text)
+        self.assertIn("| scale | 64 | gpu_naive | `scale_kernel<8, Rows>` | 2 |", text)
+        # One instance alone keeps its short name.
+        self.assertEqual(self.tool("--count", self.triptych).returncode, 0)
+        with open(self.readme, encoding="utf-8") as f:
+            self.assertIn("| `scale_kernel` |", f.read())
 
 
 NOTED_README = """# Lesson 95

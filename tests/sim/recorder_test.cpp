@@ -457,4 +457,52 @@ TEST_CASE(
     CHECK(im2col.dram_write == sectors(patch_floats) + 2 * sectors(y_floats));
 }
 
+TEST_CASE(
+    "implicit GEMM's staged stores write whole sectors in every pass, and its shared-memory "
+    "accesses have no bank conflicts",
+    "[recorder]") {
+    // Lesson 09's exercise shape: N2 C16 12x12, 32 filters of 3x3, pad 1. P*Q = H*W = 144 and
+    // C*R*S = 144 are multiples of 16, so every 16-column piece of a warp's patch row starts a
+    // sector of y, dx and dw (or of the weights' partial sums) and lies within one row of it:
+    // with the stores staged, each store request needs only the sectors its bytes fill. Before,
+    // a store wrote 4 floats 16 bytes apart to each of 8 rows of C.
+    Backend& gpu = backend("gpu_tiled");
+    const Conv2dShape s{2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1};
+    // The counts depend on the addresses only, not on the values.
+    const auto filled = [&](const Shape& shape) {
+        std::vector<float> values(static_cast<std::size_t>(shape.elements()));
+        for (std::size_t i = 0; i < values.size(); ++i) values[i] = float(i % 7) * 0.5f - 1.5f;
+        return gpu.upload(shape, values);
+    };
+    const Tensor x = filled(s.x_shape()), w = filled(s.w_shape()), b = filled(s.b_shape());
+    const Tensor dy = filled(s.y_shape());
+    Tensor y = gpu.allocate(s.y_shape()), dx = gpu.allocate(s.x_shape());
+    Tensor dw = gpu.allocate(s.w_shape()), db = gpu.allocate(s.b_shape());
+    const auto check_stores = [&](const char* pass, std::int64_t written_floats, const auto& run) {
+        INFO(pass);
+        ScopedRecordMode recording({true, false});
+        run();
+        AccessCounts stored, shared_loads, shared_stores;
+        for (const sim::LaunchProfile& p : sim::take_profiles()) {
+            if (p.kernel.find("implicit_gemm_kernel") == std::string::npos) continue;
+            stored += total(p, Space::global, true);
+            shared_loads += total(p, Space::shared, false);
+            shared_stores += total(p, Space::shared, true);
+        }
+        CHECK(stored.lane_bytes == std::uint64_t(4 * written_floats));
+        CHECK(stored.requests > 0);
+        CHECK(stored.units == stored.ideal_units);
+        CHECK(shared_loads.units == shared_loads.ideal_units);
+        CHECK(shared_stores.units == shared_stores.ideal_units);
+    };
+    check_stores("forward", s.y_shape().elements(),
+                 [&] { gpu.conv2d_forward(s, ConvAlgorithm::implicit_gemm, x, w, b, y); });
+    check_stores("backward data", s.x_shape().elements(),
+                 [&] { gpu.conv2d_backward_data(s, ConvAlgorithm::implicit_gemm, dy, w, dx); });
+    // The reduction (2 x 144 outputs) is short enough for one split: the GEMM writes dw itself.
+    check_stores("backward weights", s.w_shape().elements(), [&] {
+        gpu.conv2d_backward_weights(s, ConvAlgorithm::implicit_gemm, x, dy, dw, db);
+    });
+}
+
 }  // namespace triptych::sim_tests
