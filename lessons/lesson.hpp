@@ -14,6 +14,7 @@
 #include "check/crosscheck.hpp"
 #include "common/backend.hpp"
 #include "common/errors.hpp"
+#include "common/output_marks.hpp"
 #include "common/random.hpp"
 #include "common/registry.hpp"
 
@@ -80,32 +81,12 @@ std::vector<check::CaseResult> run_checks(const Backend& b, Checks checks) {
     return results;
 }
 
-// What varies from run to run, or from machine to machine, is printed through these two. Normally
-// they print the text as it is. Under TRIPTYCH_LESSON_OUTPUT=marked they put it between marks:
-// tools/lesson_outputs.py runs every program that way to compare the outputs the READMEs quote
-// with what the programs print now, and skips what is marked.
-//   measured(text)        a time, a rate, a ratio of times: different on every run
-//   machine_figure(text)  an error against the float64 reference, whose last digits depend on the
-//                         instruction set the build compiles for (-march=native: FMA or not)
-inline bool marked_output() {
-    static const bool marked = [] {
-        const char* value = std::getenv("TRIPTYCH_LESSON_OUTPUT");
-        return value != nullptr && std::string(value) == "marked";
-    }();
-    return marked;
-}
-inline std::string measured(const std::string& text) {
-    return marked_output() ? "\u27e6" + text + "\u27e7" : text;
-}
-inline std::string machine_figure(const std::string& text) {
-    return marked_output() ? "\u27e8" + text + "\u27e9" : text;
-}
-// measured() of a number printed with a printf format: measured_number("%.2f", 1.5) = "1.50".
-inline std::string measured_number(const char* format, double value) {
-    char text[64];
-    std::snprintf(text, sizeof text, format, value);
-    return measured(text);
-}
+// What varies from run to run (measured) or from machine to machine (machine_figure) is printed
+// through common/output_marks.hpp, so that tools/lesson_outputs.py can tell it apart.
+using ::triptych::machine_figure;
+using ::triptych::marked_output;
+using ::triptych::measured;
+using ::triptych::measured_number;
 
 // "812 us", "3.07 ms", "1.25 s"; a trailing '*' marks a simulator time (see simulator_footnote).
 inline std::string time_text(double seconds, DeviceKind kind) {

@@ -16,13 +16,15 @@ A lesson's README marks each output it quotes with the program and its arguments
 
     <!-- output: lesson_07_kernel_fusion 7 -->           the whole output
     <!-- output: lesson_09_conv_im2col 7; part -->        some of its lines
+    <!-- output: triptych train --epochs 1; part -->    the command-line tool, build/tools/triptych
     ```
     seed 7 (replay: build/lessons/lesson_07_kernel_fusion 7)
     ...
     ```
 
-The check runs the program (as build/lessons/NAME, with OMP_NUM_THREADS=2, so the thread counts
-it prints are the same on every machine) and compares the block with its output line by line,
+The check runs the program (as build/lessons/NAME, or build/tools/triptych, with
+OMP_NUM_THREADS=2, so the thread counts it prints are the same on every machine, in an empty
+temporary folder) and compares the block with its output line by line,
 column by column, except where the program says a field varies. Its lines must be printed one
 after another, and a line "..." skips printed lines; a block marked "part" may start and end
 anywhere in the output. Under TRIPTYCH_LESSON_OUTPUT=marked a lesson program prints each field
@@ -43,6 +45,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 from lesson_files import lesson_readmes, write_whole
 
@@ -142,20 +145,31 @@ def blocks(text):
                end)
 
 
+def command_of(bin_dir, program):
+    """(the executable, the name it is quoted by) of a marked program: build/lessons/PROGRAM, or,
+    for `triptych`, the command-line tool next to the lessons (build/tools/triptych)."""
+    if program == "triptych":
+        return os.path.join(bin_dir, os.pardir, "tools", "triptych"), "build/tools/triptych"
+    return os.path.join(bin_dir, program), f"build/lessons/{program}"
+
+
 def run(bin_dir, program, args, marked=True):
-    """What `build/lessons/PROGRAM ARGS` prints, as lines: marked, or as a reader sees it (the
-    marks would take up room in the program's aligned columns)."""
-    path = os.path.join(bin_dir, program)
+    """What `build/lessons/PROGRAM ARGS` (or `build/tools/triptych ARGS`) prints, as lines:
+    marked, or as a reader sees it (the marks would take up room in the program's aligned
+    columns). It runs in an empty temporary folder, where the files a command writes (triptych
+    train's loss curve, say) go and are removed."""
+    path, name = command_of(bin_dir, program)
     if not os.access(path, os.X_OK):
         raise OutputError(f"no program {path}: build it first (cmake --build build --target "
-                          f"{program})")
+                          f"{'triptych_cli' if program == 'triptych' else program})")
     env = dict(os.environ, TRIPTYCH_LESSON_OUTPUT="marked" if marked else "plain",
                OMP_NUM_THREADS="2")
     env.pop("TRIPTYCH_SIM_ORDER", None)
-    done = subprocess.run([f"build/lessons/{program}", *args], executable=path, env=env,
-                          capture_output=True, text=True, timeout=900)
+    with tempfile.TemporaryDirectory() as folder:
+        done = subprocess.run([name, *args], executable=os.path.abspath(path), env=env,
+                              cwd=folder, capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
-        raise OutputError(f"build/lessons/{program} {' '.join(args)} exited with "
+        raise OutputError(f"{name} {' '.join(args)} exited with "
                           f"{done.returncode}:\n{done.stdout}{done.stderr}")
     return done.stdout.rstrip("\n").split("\n")
 

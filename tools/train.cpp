@@ -9,7 +9,9 @@
 // OUT/<model>_<backend>.png its chart (tools/plot_training.py, drawn at the end); both are written
 // under a temporary name and renamed. --save writes a checkpoint after every epoch, --load
 // resumes one: the run and its loss curve continue where the checkpoint stopped. --profile adds
-// where a step's time goes, per layer and per phase.
+// where a step's time goes, per layer and per phase. Under TRIPTYCH_LESSON_OUTPUT=marked the
+// times, and the losses and accuracies (whose last digits depend on the machine), are marked
+// (common/output_marks.hpp), so that the outputs lessons 13 and 14 quote are checked.
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +33,7 @@
 #include "common/nn/models.hpp"
 #include "common/nn/optimizer.hpp"
 #include "common/nn/trainer.hpp"
+#include "common/output_marks.hpp"
 #include "common/registry.hpp"
 #include "common/timer.hpp"
 #include "tools/commands.hpp"
@@ -342,10 +345,12 @@ void print_layer_times(const nn::Sequential& model, std::int64_t batch) {
     for (const nn::Sequential::LayerTime& t : model.layer_times()) {
         const double forward = per_batch(t, t.forward_seconds);
         const double backward = per_batch(t, t.backward_seconds);
-        std::printf("%-46s %10.3f %10.3f %7.1f%%\n", t.layer.c_str(), forward * 1e3, backward * 1e3,
-                    100 * (forward + backward) / total);
+        std::printf("%-46s %10s %10s %7s%%\n", t.layer.c_str(),
+                    measured_number("%.3f", forward * 1e3).c_str(),
+                    measured_number("%.3f", backward * 1e3).c_str(),
+                    measured_number("%.1f", 100 * (forward + backward) / total).c_str());
     }
-    std::printf("%-46s %21.3f\n", "total", total * 1e3);
+    std::printf("%-46s %21s\n", "total", measured_number("%.3f", total * 1e3).c_str());
 }
 
 // The phases of a step, milliseconds per step, the mean over `steps`. With --graph, most steps
@@ -366,9 +371,11 @@ void print_phase_times(const nn::PhaseTimes& p, std::int64_t steps) {
     std::printf("\nper step, ms (mean over %lld steps):\n", (long long)steps);
     std::printf("%-46s %10s %8s\n", "phase", "ms", "share");
     for (const Phase& phase : phases)
-        std::printf("%-46s %10.3f %7.1f%%\n", phase.name, phase.seconds / double(steps) * 1e3,
-                    100 * phase.seconds / total);
-    std::printf("%-46s %10.3f\n", "total", total / double(steps) * 1e3);
+        std::printf("%-46s %10s %7s%%\n", phase.name,
+                    measured_number("%.3f", phase.seconds / double(steps) * 1e3).c_str(),
+                    measured_number("%.1f", 100 * phase.seconds / total).c_str());
+    std::printf("%-46s %10s\n", "total",
+                measured_number("%.3f", total / double(steps) * 1e3).c_str());
 }
 
 void add(nn::PhaseTimes& sum, const nn::PhaseTimes& p) {
@@ -452,8 +459,13 @@ int train_main(const Args& args) {
         model->set_timing(false);
         bar.clear();
         const double accuracy = trainer.accuracy(data.test);
-        std::printf("%3d/%-3d %11.4f %13.2f%% %9.2f %10.0f\n", epoch, s.epochs, result.mean_loss,
-                    100 * accuracy, result.seconds, result.images_per_second);
+        // The loss and accuracy are the same on every run of one machine kind; their last digits
+        // may differ on another (lesson 13: the backends' rounding). The times differ every run.
+        std::printf("%3d/%-3d %11s %13s%% %9s %10s\n", epoch, s.epochs,
+                    machine_number("%.4f", result.mean_loss).c_str(),
+                    machine_number("%.2f", 100 * accuracy).c_str(),
+                    measured_number("%.2f", result.seconds).c_str(),
+                    measured_number("%.0f", result.images_per_second).c_str());
         std::fflush(stdout);
 
         state.loss_curve.insert(state.loss_curve.end(), result.losses.begin(), result.losses.end());

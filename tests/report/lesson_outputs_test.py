@@ -42,6 +42,21 @@ cpu_naive          1.25 ms  PASS  max abs 4.76e-07, rel 0
 gpu_tiled          1.25 ms  PASS  max abs 4.76e-07, rel 0
 all variants match the reference"""
 
+# Stands in for build/tools/triptych: `train` prints an epoch line, the loss and accuracy the
+# machine's, the times measured, and writes its loss curve where it runs.
+TRIPTYCH = r"""
+import os, sys
+marked = os.environ.get("TRIPTYCH_LESSON_OUTPUT") == "marked"
+measured = (lambda t: "\u27e6" + t + "\u27e7") if marked else (lambda t: t)
+machine = (lambda t: "\u27e8" + t + "\u27e9") if marked else (lambda t: t)
+print(f"triptych {' '.join(sys.argv[1:])}, started in an empty folder: {os.listdir('.') == []}")
+os.makedirs("training")
+open(os.path.join("training", "mlp.csv"), "w").write("step,epoch,loss\n")
+print(f"epoch    train loss  test accuracy   seconds   images/s")
+print(f"  1/1    {machine('0.4821')}   {machine('85.84')}%   {measured(os.environ.get('FAKE_TIME'))}  {measured('77777')}")
+print("loss curve: training/mlp.csv")
+"""
+
 
 def kind_here():
     sys.path.insert(0, os.path.dirname(TOOL))
@@ -162,6 +177,28 @@ class LessonOutputs(unittest.TestCase):
         code, output = self.run_tool("--write")
         self.assertEqual(code, 1, output)
         self.assertIn("a stale block that quotes part of the output, not rewritten", output)
+
+    def test_a_triptych_command_runs_next_to_the_lessons_in_a_folder_of_its_own(self):
+        tools = os.path.join(self.root, "tools")
+        os.makedirs(tools)
+        with open(os.path.join(tools, "triptych"), "w", encoding="utf-8") as f:
+            f.write("#!" + sys.executable + "\n" + TRIPTYCH)
+        os.chmod(os.path.join(tools, "triptych"), 0o755)
+        quoted = ("triptych train --epochs 1, started in an empty folder: True\n"
+                  "...\n  1/1        0.4821         85.84%      2.85      21029")
+
+        def quote(block):
+            with open(self.readme_path, "w", encoding="utf-8") as f:
+                f.write(f"# Lesson 99\n\n<!-- output: triptych train --epochs 1; part; recorded "
+                        f"on {kind_here()} -->\n```\n{block}\n```\n")
+
+        quote(quoted)
+        code, output = self.run_tool(time="0.77")
+        self.assertEqual(code, 0, output)
+        self.assertFalse(os.path.exists(os.path.join(os.getcwd(), "training", "mlp.csv")))
+        # On the machine kind it was recorded on, the accuracy is compared.
+        quote(quoted.replace("85.84%", "85.83%"))
+        self.assert_fails("quoted:  1/1        0.4821         85.83%      2.85      21029")
 
     def test_a_program_that_fails_or_is_missing_fails_the_check(self):
         self.readme(QUOTED)
