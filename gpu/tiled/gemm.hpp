@@ -129,6 +129,17 @@ struct ScaleEpilogue {
         }
         for (int j = 0; j < 4 && c + j < N; ++j) row[c + j] = value(acc[j], row + c + j);
     }
+    // out[0], out[1] = the values of acc0 and acc1, with one 8-byte load (beta != 0) and one
+    // 8-byte store; out must be 8-byte aligned (version 11's stores from registers).
+    __device__ void store2(float* out, float acc0, float acc1) const {
+        float2 v = make_float2(alpha * acc0, alpha * acc1);
+        if (beta != 0.0f) {
+            const float2 old = *reinterpret_cast<const float2*>(out);
+            v.x += beta * old.x;
+            v.y += beta * old.y;
+        }
+        *reinterpret_cast<float2*>(out) = v;
+    }
 };
 
 // A dense layer's forward pass (lesson 07): C = act(acc + bias[col]), alpha = 1, beta = 0. Fused

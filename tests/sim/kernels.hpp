@@ -185,6 +185,11 @@ MmaResult tensor_core_tf32(const std::vector<float>& a, const std::vector<float>
 // D = A * B by one warp's BF16 mma_sync (m16n16k16), A and B 16 x 16 row-major floats that the
 // kernel rounds to __nv_bfloat16 in shared memory; D row-major.
 std::vector<float> tensor_core_bf16(const std::vector<float>& a, const std::vector<float>& b);
+// D = A * B + C by one warp's PTX mma.sync.aligned.m16n8k8 on TF32 (gpu/runtime/mma_sync.hpp):
+// A 16 x 8, B 8 x 8 and C 16 x 8, all row-major, each lane loading its fragments by the PTX ISA's
+// layout; D row-major. `threads` is the block's size: 32, or fewer to leave lanes out.
+std::vector<float> mma_sync_tf32(const std::vector<float>& a, const std::vector<float>& b,
+                                 const std::vector<float>& c, unsigned threads = 32);
 // What wmma::__float_to_tf32 (first) and a round trip through __nv_bfloat16 (second) make of
 // each value.
 std::pair<std::vector<float>, std::vector<float>> tensor_core_roundings(

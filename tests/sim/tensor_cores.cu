@@ -1,6 +1,8 @@
-// Test kernels for the simulator's tensor cores (gpu/runtime/sim/wmma.hpp): one warp's TF32 and
-// BF16 multiply-accumulates and the two roundings (see kernels.hpp for each one's contract).
+// Test kernels for the simulator's tensor cores (gpu/runtime/sim/wmma.hpp,
+// gpu/runtime/mma_sync.hpp): one warp's TF32 and BF16 multiply-accumulates, PTX's mma.sync with its
+// documented layout, and the two roundings (see kernels.hpp for each one's contract).
 #include "gpu/runtime/cuda.hpp"
+#include "gpu/runtime/mma_sync.hpp"
 #include "gpu/runtime/tensor_cores.hpp"
 #include "tests/sim/device_array.hpp"
 #include "tests/sim/kernels.hpp"
@@ -41,6 +43,19 @@ __global__ void mma_bf16_kernel(const float* a, const float* b, float* d) {
     wmma::store_matrix_sync(d, acc, 16, wmma::mem_row_major);
 }
 
+// Each lane loads its elements where the PTX ISA puts them for m16n8k8 .tf32 (written out here
+// from its tables, independently of the simulator's MmaLayout), multiplies, and stores its D.
+__global__ void mma_sync_kernel(const float* a, const float* b, const float* c, float* d) {
+    const int lane = int(threadIdx.x % 32), g = lane / 4, t = lane % 4;
+    std::uint32_t fa[4], fb[2];
+    float fd[4];
+    for (int e = 0; e < 4; ++e) fa[e] = gpu::to_tf32(a[(g + 8 * (e % 2)) * 8 + t + 4 * (e / 2)]);
+    for (int e = 0; e < 2; ++e) fb[e] = gpu::to_tf32(b[(t + 4 * e) * 8 + g]);
+    for (int e = 0; e < 4; ++e) fd[e] = c[(g + 8 * (e / 2)) * 8 + 2 * t + e % 2];
+    gpu::mma_m16n8k8_tf32(fd, fa, fb);
+    for (int e = 0; e < 4; ++e) d[(g + 8 * (e / 2)) * 8 + 2 * t + e % 2] = fd[e];
+}
+
 __global__ void roundings_kernel(const float* in, int n, float* tf32, float* bf16) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -61,6 +76,13 @@ MmaResult tensor_core_tf32(const std::vector<float>& a, const std::vector<float>
 std::vector<float> tensor_core_bf16(const std::vector<float>& a, const std::vector<float>& b) {
     DeviceArray<float> da(a), db(b), d(256);
     gpu::launch(mma_bf16_kernel, dim3(1), dim3(32), 0, da.get(), db.get(), d.get());
+    return d.to_host();
+}
+
+std::vector<float> mma_sync_tf32(const std::vector<float>& a, const std::vector<float>& b,
+                                 const std::vector<float>& c, unsigned threads) {
+    DeviceArray<float> da(a), db(b), dc(c), d(16 * 8);
+    gpu::launch(mma_sync_kernel, dim3(1), dim3(threads), 0, da.get(), db.get(), dc.get(), d.get());
     return d.to_host();
 }
 

@@ -1,6 +1,7 @@
-// The simulator's tensor cores (gpu/runtime/sim/wmma.hpp): a warp's TF32 and BF16
-// multiply-accumulate against the product computed here, each fragment layout and store layout,
-// what the tensor core reads of a TF32 input, the two roundings, and a warp with lanes missing.
+// The simulator's tensor cores (gpu/runtime/sim/wmma.hpp, gpu/runtime/mma_sync.hpp): a warp's TF32
+// and BF16 multiply-accumulate against the product computed here, each fragment layout and store
+// layout, PTX mma.sync's documented fragment layout, what the tensor core reads of a TF32 input,
+// the two roundings, and a warp with lanes missing.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
@@ -55,6 +56,39 @@ TEST_CASE("one warp's BF16 mma_sync gives A * B of 16 x 16 x 16", "[tensor_cores
         }
 }
 
+TEST_CASE(
+    "one warp's PTX mma.sync (m16n8k8, TF32) gives A * B + C with every lane's fragments where the "
+    "PTX ISA puts them",
+    "[tensor_cores]") {
+    // Distinct small integers everywhere: a lane that held another element than its layout says
+    // would add a wrong product to some D(i, j), and an element of D left unwritten stays NaN.
+    const std::vector<float> a = small_integers(16 * 8, 6), b = small_integers(8 * 8, 7);
+    const std::vector<float> c = small_integers(16 * 8, 8);
+    const std::vector<float> d = mma_sync_tf32(a, b, c);
+    for (int i = 0; i < 16; ++i)
+        for (int j = 0; j < 8; ++j) {
+            float expected = c[i * 8 + j];
+            for (int k = 0; k < 8; ++k) expected += a[i * 8 + k] * b[k * 8 + j];
+            INFO("D(" << i << ", " << j << ")");
+            CHECK(d[i * 8 + j] == expected);
+        }
+}
+
+TEST_CASE("PTX mma.sync reads one lane's element of A as A(g + 8, t + 4) for its a[3]",
+          "[tensor_cores]") {
+    // A is zero but for A(9, 6), B the identity: D is zero but for D(9, 6) = A(9, 6). By the
+    // layout, lane 6 (g = 1, t = 2) holds A(9, 6) as its a[3], and lane 7 (g = 1, t = 3) gets
+    // D(9, 6) as its d[2]; any other spread would move the 5 elsewhere or lose it.
+    std::vector<float> a(16 * 8, 0.0f), b(8 * 8, 0.0f), c(16 * 8, 0.0f);
+    a[9 * 8 + 6] = 5.0f;
+    for (int k = 0; k < 8; ++k) b[k * 8 + k] = 1.0f;
+    const std::vector<float> d = mma_sync_tf32(a, b, c);
+    for (int i = 0; i < 16 * 8; ++i) {
+        INFO("D(" << i / 8 << ", " << i % 8 << ")");
+        CHECK(d[i] == (i == 9 * 8 + 6 ? 5.0f : 0.0f));
+    }
+}
+
 TEST_CASE("the tensor core reads only the top 19 bits of a TF32 fragment's floats",
           "[tensor_cores]") {
     // A(0, 0) = 1 + 2^-12 and 1 + 2^-11 + 2^-12, below TF32's resolution at 1 (2^-10); B = the
@@ -103,6 +137,10 @@ TEST_CASE("mma_sync in a warp with lanes missing fails the launch, saying it nee
         message_of<CudaError>([&] { tensor_core_tf32(a, b, c, /*threads=*/16); });
     CHECK_THAT(message,
                Catch::Matchers::Contains("mma_sync") && Catch::Matchers::Contains("needs all 32"));
+    const std::string ptx = message_of<CudaError>([&] { mma_sync_tf32(a, b, c, /*threads=*/16); });
+    CHECK_THAT(ptx, Catch::Matchers::Contains("mma.sync") &&
+                        Catch::Matchers::Contains("a warp of 16 lanes") &&
+                        Catch::Matchers::Contains("needs all 32"));
 }
 
 }  // namespace triptych::sim_tests

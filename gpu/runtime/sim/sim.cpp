@@ -224,39 +224,77 @@ void suspend(BlockRun& run, Wait why, std::source_location where) {
     if (run.aborting) throw BlockAborted{};
 }
 
+// Where element e of a lane's fragment sits in its matrix (MmaLayout), as (row, column).
+struct MatrixPosition {
+    int row, column;
+};
+MatrixPosition position_in(MmaLayout layout, int columns, char matrix, int lane, int e) {
+    if (layout == MmaLayout::wmma) {
+        const int i = e * warpSize + lane;
+        return {i / columns, i % columns};
+    }
+    const int g = lane / 4, t = lane % 4;  // m16n8k8_ptx
+    switch (matrix) {
+        case 'a':
+            return {g + 8 * (e % 2), t + 4 * (e / 2)};
+        case 'b':
+            return {t + 4 * e, g};
+        default:
+            return {g + 8 * (e / 2), 2 * t + e % 2};
+    }
+}
+
+// The lane and element that hold (row, column) of a matrix: the inverse of position_in.
+struct FragmentSlot {
+    int lane, e;
+};
+FragmentSlot slot_of(MmaLayout layout, int columns, char matrix, int row, int column) {
+    if (layout == MmaLayout::wmma) {
+        const int i = row * columns + column;
+        return {i % warpSize, i / warpSize};
+    }
+    if (matrix == 'a') return {(row % 8) * 4 + column % 4, row / 8 + 2 * (column / 4)};
+    return {column * 4 + row % 4, row / 4};  // 'b'
+}
+
 // Lane `lane`'s elements of D for a warp's mma_sync (MmaRequest): every lane's A and B are
 // still in place, since all 32 wait at the operation. Lane L's D is written as soon as it is
-// computed, which is safe because no lane's D is another lane's A, B or C.
+// computed, which is safe because no lane's D is another lane's A or B, and each lane's D depends
+// on its own C alone.
 void multiply_accumulate(const CudaThread* lanes, unsigned present, int lane) {
     const auto request = [&](int l) {
         return reinterpret_cast<const MmaRequest*>(lanes[l].warp.value);
     };
     const MmaRequest& me = *request(lane);
+    const std::string name = me.layout == MmaLayout::wmma ? "wmma::mma_sync" : "mma.sync";
     if (present != 0xffffffffu)
-        throw CudaError("wmma::mma_sync in block " + str(blockIdx) + ": lanes 0x" + hex(present) +
+        throw CudaError(name + " in block " + str(blockIdx) + ": lanes 0x" + hex(present) +
                         " of the warp took part; it needs all 32");
     for (int l = 0; l < warpSize; ++l) {
         const MmaRequest& other = *request(l);
-        if (other.m != me.m || other.n != me.n || other.k != me.k)
-            throw CudaError("wmma::mma_sync in block " + str(blockIdx) + ": lanes " +
+        if (other.m != me.m || other.n != me.n || other.k != me.k || other.layout != me.layout)
+            throw CudaError(name + " in block " + str(blockIdx) + ": lanes " +
                             std::to_string(lane) + " and " + std::to_string(l) +
                             " multiply fragments of different shapes");
     }
-    // Element i of a matrix is lane i % 32's element i / 32.
-    const auto element = [&](const float* MmaRequest::*matrix, int i) {
-        return (request(i % warpSize)->*matrix)[i / warpSize];
+    const auto element = [&](const float* MmaRequest::*matrix, char which, int columns, int row,
+                             int column) {
+        const FragmentSlot at = slot_of(me.layout, columns, which, row, column);
+        return (request(at.lane)->*matrix)[at.e];
     };
-    float result[8];  // m x n / 32: 8 for every shape WMMA has for float accumulators
+    float result[8];  // m x n / 32: 8 for every shape WMMA has for float accumulators, 4 for PTX's
     const int count = me.m * me.n / warpSize;
-    if (count < 1 || count > 8 || me.m * me.n % warpSize != 0)
-        throw CudaError("wmma::mma_sync: no accumulator of " + std::to_string(me.m) + " x " +
+    const bool ptx_shape = me.m == 16 && me.n == 8 && me.k == 8;
+    if (count < 1 || count > 8 || me.m * me.n % warpSize != 0 ||
+        (me.layout == MmaLayout::m16n8k8_ptx && !ptx_shape))
+        throw CudaError(name + ": no accumulator of " + std::to_string(me.m) + " x " +
                         std::to_string(me.n));
     for (int e = 0; e < count; ++e) {
-        const int i = (e * warpSize + lane) / me.n, j = (e * warpSize + lane) % me.n;
+        const MatrixPosition d = position_in(me.layout, me.n, 'd', lane, e);
         float sum = me.c[e];
         for (int kk = 0; kk < me.k; ++kk)
-            sum = std::fma(element(&MmaRequest::a, i * me.k + kk),
-                           element(&MmaRequest::b, kk * me.n + j), sum);
+            sum = std::fma(element(&MmaRequest::a, 'a', me.k, d.row, kk),
+                           element(&MmaRequest::b, 'b', me.n, kk, d.column), sum);
         result[e] = sum;
     }
     std::copy(result, result + count, me.d);

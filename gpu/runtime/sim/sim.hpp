@@ -106,12 +106,22 @@ namespace triptych::sim {
 
 enum class WarpOp { shfl, shfl_up, shfl_down, shfl_xor, ballot, any, all, syncwarp, mma };
 
-// One lane's part of a warp-wide matrix multiply-accumulate, D (m x n) = A (m x k) * B (k x n) + C
-// (wmma::mma_sync, gpu/runtime/sim/wmma.hpp). Each matrix is spread over the warp's 32 lanes,
-// element i of its row-major order held by lane i % 32 as its element i / 32; a, b and c point at
-// this lane's elements as floats (A and B already in the precision the fragment holds), d at
-// where its elements of D go. Passed through warp_exchange(WarpOp::mma, ...) as a pointer: when
-// all 32 lanes have arrived, the simulator computes every lane's D, adding in k order with fused
+// How a warp-wide multiply-accumulate spreads its matrices over the 32 lanes:
+//   wmma         wmma::mma_sync (gpu/runtime/sim/wmma.hpp), whose spread CUDA leaves opaque: the
+//                simulator's choice, element i of a matrix's row-major order held by lane i % 32
+//                as its element i / 32.
+//   m16n8k8_ptx  PTX's mma.sync.aligned.m16n8k8 (gpu/runtime/mma_sync.hpp), the layout the PTX ISA
+//                defines ("Matrix Fragments for mma.m16n8k8", .tf32): with g = lane / 4 and
+//                t = lane % 4, A (16 x 8) element e of a lane is (g + 8 * (e % 2), t + 4 * (e /
+//                2)), B (8 x 8) element e is (t + 4 * e, g), C and D (16 x 8) element e is (g + 8 *
+//                (e / 2), 2 * t + e % 2).
+enum class MmaLayout { wmma, m16n8k8_ptx };
+
+// One lane's part of a warp-wide matrix multiply-accumulate, D (m x n) = A (m x k) * B (k x n) + C,
+// each matrix spread over the lanes as `layout` says; a, b and c point at this lane's elements as
+// floats (A and B already in the precision the fragment holds), d at where its elements of D go
+// (d may be c). Passed through warp_exchange(WarpOp::mma, ...) as a pointer: when all 32 lanes
+// have arrived, the simulator computes every lane's D, adding in k order with fused
 // multiply-adds.
 struct MmaRequest {
     int m, n, k;
@@ -119,6 +129,7 @@ struct MmaRequest {
     const float* b;
     const float* c;
     float* d;
+    MmaLayout layout = MmaLayout::wmma;
 };
 
 // Blocks the calling CUDA thread at a __syncthreads() until every live thread of its block is

@@ -150,6 +150,19 @@ void load(Fragment& f, const P* p, unsigned ldm, bool row_major_memory) {
     }
 }
 
+// A warp cut short by the block's size (the last warp of a block of 48 threads) cannot run a
+// warp-wide multiply: each lane says so itself, before it waits for lanes that do not exist.
+inline void require_whole_warp(const std::string& operation, const std::source_location& where) {
+    const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
+    const unsigned linear = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+    const unsigned warp_end = linear / 32u * 32u + 32u;  // one past this warp's last thread
+    if (warp_end > threads)
+        throw triptych::CudaError(
+            operation + " at " + where.file_name() + ":" + std::to_string(where.line()) +
+            ": a warp of " + std::to_string(32u - (warp_end - threads)) + " lanes (a block of " +
+            std::to_string(threads) + " threads); it needs all 32");
+}
+
 }  // namespace detail
 
 // A and B: the memory layout is the fragment's Layout parameter.
@@ -186,17 +199,7 @@ void mma_sync(fragment<accumulator, m, n, k, float>& d,
               std::source_location where = std::source_location::current()) {
     using A = fragment<matrix_a, m, n, k, T, LayoutA>;
     using B = fragment<matrix_b, m, n, k, T, LayoutB>;
-    // A warp cut short by the block's size (the last warp of a block of 48 threads) cannot run
-    // it: each lane says so itself, before it waits for lanes that do not exist.
-    const unsigned threads = blockDim.x * blockDim.y * blockDim.z;
-    const unsigned linear = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
-    const unsigned warp_end = linear / 32u * 32u + 32u;  // one past this warp's last thread
-    if (warp_end > threads)
-        throw triptych::CudaError(std::string("wmma::mma_sync at ") + where.file_name() + ":" +
-                                  std::to_string(where.line()) + ": a warp of " +
-                                  std::to_string(32u - (warp_end - threads)) +
-                                  " lanes (a block of " + std::to_string(threads) +
-                                  " threads); it needs all 32");
+    detail::require_whole_warp("wmma::mma_sync", where);
     float a_values[A::num_elements], b_values[B::num_elements];
     for (int e = 0; e < A::num_elements; ++e) a_values[e] = detail::storage<T>::to_float(a.x[e]);
     for (int e = 0; e < B::num_elements; ++e) b_values[e] = detail::storage<T>::to_float(b.x[e]);
