@@ -89,6 +89,32 @@ constexpr int vector_registers = 16;
 using Vec = Eigen::Array<float, lanes, 1>;
 constexpr bool many_registers = vector_registers >= 32;
 
+// Makes the compiler hold v in registers from here on: an empty asm statement that claims to
+// read and change them. Without it, GCC folds a Vec that several multiply-adds share into each of
+// them as a memory operand (vfmadd231ps with an address), loading it again for every one: LeNet
+// conv2's backward_data made 12 such loads, half of them split across cache lines, per 12
+// multiply-adds, and ran at less than half the multiply-add rate (seen with perf annotate on an
+// AVX2 machine). A kernel calls it only when its sums, its shared operands and one broadcast fit
+// the registers (fits_in_registers); otherwise the operands would spill, which is worse than
+// reloading them.
+constexpr bool fits_in_registers(int sums, int shared) {
+    return sums + shared + 1 <= vector_registers;
+}
+
+inline void keep_in_register(Vec& v) {
+#if defined(__GNUC__) && defined(__AVX__)
+    using Packet = Eigen::internal::packet_traits<float>::type;
+    constexpr int per_vec = int(sizeof(Vec) / sizeof(Packet));
+    for (int i = 0; i < per_vec; ++i) {
+        Packet p = Eigen::internal::ploadu<Packet>(v.data() + i * lanes / per_vec);
+        asm("" : "+v"(p));  // "v": any vector register, AVX-512's upper 16 too
+        Eigen::internal::pstoreu(v.data() + i * lanes / per_vec, p);
+    }
+#else
+    (void)v;
+#endif
+}
+
 // --- forward and backward_data: correlate_batch ----------------------------------------------
 
 // Below this many output channels, and with stride 1, correlate_batch vectorises over output
@@ -130,8 +156,11 @@ void correlate_block(const Correlation& g, const float* image, const float* filt
             const float* taps = filters + (c * g.R + r) * g.S * g.out_lanes + lane0;
             for (std::int64_t t = 0; t < g.S; ++t) {
                 Vec weights[Vecs];
-                for (int v = 0; v < Vecs; ++v)
+                for (int v = 0; v < Vecs; ++v) {
                     weights[v] = Eigen::Map<const Vec>(taps + t * g.out_lanes + v * lanes);
+                    if constexpr (fits_in_registers(Width * Vecs, Vecs))
+                        keep_in_register(weights[v]);
+                }
 #pragma GCC unroll 32
                 for (int j = 0; j < Width; ++j) {
                     const float value = in[j * stride_w + t];
@@ -243,7 +272,11 @@ void correlate_flat_block(const Correlation& g, const float* image, const float*
                 const float* in = image + (c * g.rows + r) * g.cols + t + i0;
                 const float* weights = filters + ((c * g.R + r) * g.S + t) * g.out_lanes;
                 Vec values[Vecs];
-                for (int v = 0; v < Vecs; ++v) values[v] = Eigen::Map<const Vec>(in + v * lanes);
+                for (int v = 0; v < Vecs; ++v) {
+                    values[v] = Eigen::Map<const Vec>(in + v * lanes);
+                    if constexpr (fits_in_registers(Channels * Vecs, Vecs))
+                        keep_in_register(values[v]);
+                }
 #pragma GCC unroll 32
                 for (int k = 0; k < Channels; ++k)
                     for (int v = 0; v < Vecs; ++v) sums[k][v] += weights[k] * values[v];
