@@ -4,9 +4,9 @@
 //   avg_pool2d_forward   x              -> y
 //   avg_pool2d_backward  dy             -> dx
 //
-// version 2 (version 1 is gpu/naive/pool2d.cu). Every kernel gives a block of 16 x 16 threads a
-// 16 x 16 tile of one (n, c) plane: of y in the forward kernels, of dx in the backward ones.
-// Blocks cover the tiles of a plane along grid.x and the planes along grid.y.
+// version 2 (version 1 is gpu/naive/pool2d.cu, version 3 pool2d_v3_unrolled.cu). Every kernel gives
+// a block of 16 x 16 threads a 16 x 16 tile of one (n, c) plane: of y in the forward kernels, of dx
+// in the backward ones. Blocks cover the tiles of a plane along grid.x and the planes along grid.y.
 //   pool2d_forward_kernel<pool>: the windows of a tile of outputs cover an input region of
 //     (16 - 1) * stride + window rows and as many columns (the tile and its halo: 33 x 33 inputs
 //     for 3x3 windows with stride 2). The block loads that region into shared memory once,
@@ -208,20 +208,29 @@ void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx) {
                 tiles.across, dy, dx);
 }
 
+// Registers version 2 of an op; version 3 (pool2d_v3_unrolled.cu) is the default.
+template <typename Signature>
+bool register_version_2(OpKey<Signature> op, VersionOf<Signature> version) {
+    return register_kernels("gpu_tiled", op, {std::move(version)}, no_default_version);
+}
+
 }  // namespace
 
 [[maybe_unused]] const bool registered =
-    register_kernel("gpu_tiled", ops::max_pool2d_forward,
-                    {2, "shared_tile", "a tile of the input and its halo staged in shared memory",
-                     max_pool2d_forward}) &&
-    register_kernel("gpu_tiled", ops::max_pool2d_backward,
-                    {2, "gather", "each input gathers the outputs whose argmax it is: no atomics",
-                     max_pool2d_backward}) &&
-    register_kernel("gpu_tiled", ops::avg_pool2d_forward,
-                    {2, "shared_tile", "a tile of the input and its halo staged in shared memory",
-                     avg_pool2d_forward}) &&
-    register_kernel("gpu_tiled", ops::avg_pool2d_backward,
-                    {2, "gather", "each input gathers the windows that cover it: no atomics",
-                     avg_pool2d_backward});
+    register_version_2(
+        ops::max_pool2d_forward,
+        {2, "shared_tile", "a tile of the input and its halo staged in shared memory",
+         max_pool2d_forward}) &&
+    register_version_2(
+        ops::max_pool2d_backward,
+        {2, "gather", "each input gathers the outputs whose argmax it is: no atomics",
+         max_pool2d_backward}) &&
+    register_version_2(
+        ops::avg_pool2d_forward,
+        {2, "shared_tile", "a tile of the input and its halo staged in shared memory",
+         avg_pool2d_forward}) &&
+    register_version_2(ops::avg_pool2d_backward,
+                       {2, "gather", "each input gathers the windows that cover it: no atomics",
+                        avg_pool2d_backward});
 
 }  // namespace triptych::gpu_tiled
