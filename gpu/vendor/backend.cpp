@@ -1,8 +1,9 @@
 // gpu_vendor: NVIDIA's libraries, the ceiling every hand-written kernel is measured against.
 // Built only for a real GPU (TRIPTYCH_GPU=cuda). GEMM is cuBLAS (gemm.cpp); ReLU, sigmoid, tanh,
-// softmax (activations.cpp), conv2d (conv2d.cpp) and average pooling forward (pool2d.cpp) are
-// cuDNN (cudnn.hpp). The other ops throw Unsupported, so checks and benchmarks skip them;
-// pool2d.cpp says why for pooling.
+// softmax (activations.cpp), the bias and its gradient (bias.cpp), conv2d (conv2d.cpp) and
+// average pooling forward (pool2d.cpp) are cuDNN (cudnn.hpp); sum is CUB (reduce.cu). The other
+// ops throw Unsupported, so checks and benchmarks skip them: pool2d.cpp says why for pooling;
+// the losses and the optimizers' steps are no call of these libraries.
 #include "common/registry.hpp"
 #include "gpu/runtime/gpu_backend.hpp"
 
