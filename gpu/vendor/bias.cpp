@@ -46,9 +46,8 @@ void bias_add(std::int64_t rows, std::int64_t cols, const float* x, const float*
                     "cudnnAddTensor " + what);
         return;
     }
-    check_cudnn(cudnnOpTensor(cudnn().handle.get(), add_operation().get(), &alpha_one,
-                              matrix.get(), x, &alpha_one, row.get(), bias, &beta_zero,
-                              matrix.get(), y),
+    check_cudnn(cudnnOpTensor(cudnn().handle.get(), add_operation().get(), &alpha_one, matrix.get(),
+                              x, &alpha_one, row.get(), bias, &beta_zero, matrix.get(), y),
                 "cudnnOpTensor ADD " + what);
 }
 
@@ -61,9 +60,11 @@ void bias_backward(std::int64_t rows, std::int64_t cols, const float* dy, float*
 }
 
 [[maybe_unused]] const bool registered =
-    register_kernel("gpu_vendor", ops::bias_add,
-                    {1, "cudnn", "cudnnOpTensor ADD (cudnnAddTensor in place): the bias broadcast over the rows",
-                     bias_add}) &&
+    register_kernel(
+        "gpu_vendor", ops::bias_add,
+        {1, "cudnn",
+         "cudnnOpTensor ADD (cudnnAddTensor in place): the bias broadcast over the rows",
+         bias_add}) &&
     register_kernel("gpu_vendor", ops::bias_backward,
                     {1, "cudnn", "cudnnConvolutionBackwardBias: each column a channel",
                      bias_backward, AdditionOrder::arrival});

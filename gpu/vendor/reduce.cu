@@ -30,11 +30,10 @@ constexpr std::int64_t storage_offset = 256 / sizeof(float);
 float sum(std::int64_t n, const float* x, Reduction /*mode: CUB's one order serves both*/) {
     const auto stream = static_cast<cudaStream_t>(gpu::current_stream().handle());
     std::size_t bytes = 0;
-    gpu::check_cuda(cub::DeviceReduce::Sum(nullptr, bytes, x, static_cast<float*>(nullptr), n,
-                                           stream),
-                    "cub::DeviceReduce::Sum (its storage)", std::source_location::current());
-    float* total = gpu::workspace(storage_offset +
-                                  std::int64_t(ceil_div(bytes, sizeof(float))));
+    gpu::check_cuda(
+        cub::DeviceReduce::Sum(nullptr, bytes, x, static_cast<float*>(nullptr), n, stream),
+        "cub::DeviceReduce::Sum (its storage)", std::source_location::current());
+    float* total = gpu::workspace(storage_offset + std::int64_t(ceil_div(bytes, sizeof(float))));
     gpu::check_cuda(cub::DeviceReduce::Sum(total + storage_offset, bytes, x, total, n, stream),
                     "cub::DeviceReduce::Sum", std::source_location::current());
     float result = 0.0f;

@@ -7,10 +7,11 @@
 //      replay, both): each way's losses against the plain loop's, which must be the same bit for
 //      bit, its time per step, and, in the simulator, the operations its fifth step issued to
 //      each stream, in order (the trace);
-//   3. a planted stream-order race: the next batch uploaded into the buffer a kernel on another
-//      stream may still be reading, first with the event that orders the two, then without it,
-//      and what the simulator reports then.
-// Exits 1 if a way's losses differ from the plain loop's, or the simulator misses the race.
+//   3. two planted stream-order races, each first with what orders it, then without, and what the
+//      simulator reports then: the next batch uploaded into the buffer a kernel on another
+//      stream may still be reading; the host writing the next batch into the pinned buffer an
+//      upload may still be reading.
+// Exits 1 if a way's losses differ from the plain loop's, or the simulator misses a race.
 //
 //   lesson_16_streams_graphs [SEED]
 #include <algorithm>
@@ -190,6 +191,46 @@ std::string upload_during_a_step(const Backend& b, bool ordered) {
     return "";
 }
 
+// Uploads a batch from pinned memory, then the host gathers the next batch into the same pinned
+// buffer; `ordered` makes the host wait for the upload's event first. Returns what the simulator
+// reported, or "".
+std::string refill_during_an_upload(const Backend& b, bool ordered) {
+    const AsyncDevice& device = *b.async();
+    const auto copy = device.stream("copy");
+    const auto uploaded = device.event();
+    const std::int64_t count = batch * 28 * 28;
+    const std::shared_ptr<float> pinned = device.pinned(count);
+    std::fill(pinned.get(), pinned.get() + count, 0.5f);
+    Tensor images = b.allocate(Shape{count});
+    b.synchronize();
+    try {
+        device.upload(images, pinned.get(), *copy);  // batch i
+        device.record(*uploaded, *copy);
+        if (ordered) device.synchronize(*uploaded);
+        std::fill(pinned.get(), pinned.get() + count, 0.25f);  // batch i + 1, gathered by the host
+        device.synchronize(*uploaded);
+    } catch (const CudaError& error) {
+        b.synchronize();
+        return error.what();
+    }
+    return "";
+}
+
+// Prints one planted race's two runs; true when only the unordered one was reported.
+bool print_planted(const Backend& b, const char* title, const char* ordered_by,
+                   const std::string& with_order, const std::string& without) {
+    std::printf("\n%s\n", title);
+    std::printf("with %s: %s\n", ordered_by,
+                with_order.empty() ? "no race reported" : with_order.c_str());
+    if (b.device_kind() != DeviceKind::Simulator) {
+        std::printf("without it: nothing reports the race on a GPU\n");
+        return true;
+    }
+    std::printf("without it, the simulator reports:\n  %s\n",
+                without.empty() ? "nothing (FAIL: the race went unreported)" : without.c_str());
+    return with_order.empty() && !without.empty();
+}
+
 bool print_race(const Backend& b) {
     std::printf("\nThe next batch uploaded into the buffer a ReLU on another stream reads:\n");
     const std::string with_event = upload_during_a_step(b, true);
@@ -204,7 +245,12 @@ bool print_race(const Backend& b) {
     }
     std::printf("without it, the simulator reports:\n  %s\n",
                 without.empty() ? "nothing (FAIL: the race went unreported)" : without.c_str());
-    return with_event.empty() && !without.empty();
+    const bool kernel_race = with_event.empty() && !without.empty();
+    const bool host_race = print_planted(
+        b, "The host gathering the next batch into the pinned buffer an upload reads:",
+        "the host waiting for the upload's event first", refill_during_an_upload(b, true),
+        refill_during_an_upload(b, false));
+    return kernel_race && host_race;
 }
 
 }  // namespace

@@ -144,6 +144,56 @@ TEST_CASE("an event waited for before it is recorded orders nothing", "[sim][str
     CHECK_THAT(message_of<CudaError>([&] { add_one(x.get(), n); }), Contains("stream-order race"));
 }
 
+TEST_CASE(
+    "the host refilling a pinned buffer before it waits for the copy from it is a race, found at "
+    "its wait or at the buffer's next use",
+    "[sim][streams]") {
+    const gpu::Stream copy("copy");
+    const std::shared_ptr<float> host = pinned(2.0f);
+    const std::shared_ptr<float> x = gpu::device_allocate(n);
+    const int copy_line = __LINE__ + 1;
+    gpu::copy_to_device_async(x.get(), host.get(), n, copy);
+    host.get()[n - 1] = 3.0f;  // the next batch, written while the copy may still read this one
+
+    SECTION("found when the host waits for the copy's stream") {
+        const int wait_line = __LINE__ + 1;
+        const std::string message = message_of<CudaError>([&] { copy.synchronize(); });
+        CHECK_THAT(message, Contains("stream-order race on a pinned host buffer of 400 bytes: the "
+                                     "host changed it while copy host to device of 400 bytes on "
+                                     "stream 'copy' (" +
+                                     test_site(copy_line) + ")"));
+        CHECK_THAT(message, Contains("(found at " + test_site(wait_line)));
+    }
+    SECTION("found when the buffer is copied again") {
+        const int next_line = __LINE__ + 1;
+        const auto next = [&] { gpu::copy_to_device_async(x.get(), host.get(), n, copy); };
+        CHECK_THAT(message_of<CudaError>(next), Contains("(found at " + test_site(next_line)));
+    }
+    gpu::synchronize();  // a failed check leaves nothing behind for the next test: no throw now
+}
+
+TEST_CASE("the host may refill a pinned buffer once it has waited for the copy from it",
+          "[sim][streams]") {
+    const gpu::Stream copy("copy");
+    const std::shared_ptr<float> host = pinned(2.0f);
+    const std::shared_ptr<float> x = gpu::device_allocate(n);
+    gpu::Event uploaded;
+    for (float batch = 1.0f; batch <= 3.0f; ++batch) {
+        std::fill(host.get(), host.get() + n, batch);
+        gpu::copy_to_device_async(x.get(), host.get(), n, copy);
+        uploaded.record(copy);
+        uploaded.synchronize();  // before the host writes the buffer again
+        CHECK(download(x) == std::vector<float>(n, batch));
+    }
+    SECTION("and a copy back into pinned memory, read after the wait, is no race either") {
+        gpu::copy_to_host_async(host.get(), x.get(), n, copy);
+        copy.synchronize();
+        host.get()[0] = 0.0f;
+        CHECK_NOTHROW(gpu::copy_to_device_async(x.get(), host.get(), n, copy));
+        copy.synchronize();
+    }
+}
+
 TEST_CASE("a captured graph runs nothing until launched, then its kernels at every launch",
           "[sim][streams][graphs]") {
     const gpu::Stream stream("step");

@@ -3,7 +3,10 @@
 //
 //   Clock        a vector clock: entry p is the last operation of participant p known to come
 //                before (participant 0 is the host, 1 the legacy default stream).
-//   BufferState  per device or pinned buffer: its last write and each participant's last read.
+//   BufferState  per device or pinned buffer: its last write and each participant's last read;
+//                for a pinned buffer also the last operation the host has not waited for, and a
+//                hash of the bytes that operation left there (the host's writes are not seen
+//                one by one: a change of the bytes before the host waits is one).
 //   Capture      a graph being recorded: its operations, the streams that joined it, and why it
 //                failed, if something refused during it.
 #include "gpu/runtime/sim/streams.hpp"
@@ -50,7 +53,19 @@ struct BufferState {
     bool pinned = false;
     std::optional<Operation> write;
     std::vector<Operation> reads;  // the last read by each participant
+    // Pinned only: the last operation that used the buffer and that the host has not waited for,
+    // and the hash of the buffer's bytes just after it ran.
+    std::optional<Operation> unfinished;
+    std::uint64_t content = 0;
 };
+
+// FNV-1a over the buffer's bytes: a change of the bytes changes it but for a chance of 2^-64.
+std::uint64_t content_hash(std::uintptr_t start, std::size_t bytes) {
+    std::uint64_t hash = 14695981039346656037ull;
+    const auto* byte = reinterpret_cast<const unsigned char*>(start);
+    for (std::size_t i = 0; i < bytes; ++i) hash = (hash ^ byte[i]) * 1099511628211ull;
+    return hash;
+}
 
 // A recorded operation of a graph.
 struct Node {
@@ -166,6 +181,39 @@ std::string describe(const Operation& op) {
                     " it, and nothing orders the two: on a GPU they may run in either order, or "
                     "at once. Record an Event after the first and make the second's stream "
                     "wait() for it, or synchronize the first before issuing the second");
+}
+
+[[noreturn]] void report_host_write(const BufferState& buffer, const Operation& unfinished,
+                                    const std::string& found_at) {
+    throw CudaError(
+        "stream-order race on " + buffer_words(buffer) + ": the host changed it while " +
+        describe(unfinished) + ", issued before, may still have been using it (found at " +
+        found_at +
+        ", the buffer's next use or the host's first wait for that operation). On a GPU an "
+        "asynchronous copy moves pinned memory while the host runs on: it may see the old bytes, "
+        "the new, or a mix. Wait for the operation (synchronize its stream, or an Event recorded "
+        "after it) before the host writes the buffer");
+}
+
+// Throws if a pinned buffer's bytes changed since its unfinished operation ran: the host wrote it
+// before waiting for that operation. Reported once: the buffer is no longer watched.
+void check_host_write(BufferState& buffer, std::uintptr_t start, const std::string& found_at) {
+    if (!buffer.unfinished || content_hash(start, buffer.bytes) == buffer.content) return;
+    const Operation unfinished = *buffer.unfinished;
+    buffer.unfinished.reset();
+    report_host_write(buffer, unfinished, found_at);
+}
+
+// After the host's clock moved on: the pinned buffers whose unfinished operation the host now
+// knows to have finished are checked once more, then no longer watched.
+void host_waited(State& s, std::source_location where) {
+    for (auto& [start, buffer] : s.buffers) {
+        if (!buffer.unfinished ||
+            buffer.unfinished->tick > at(s.host_clock, buffer.unfinished->participant))
+            continue;
+        check_host_write(buffer, start, where_str(where));
+        buffer.unfinished.reset();
+    }
 }
 
 // Throws for the first access of `op` (made by a stream whose knowledge is `clock`) that the
@@ -326,6 +374,7 @@ void synchronize_event(const Event* event, std::source_location where) {
     std::lock_guard lock(s.mutex);
     if (event->recorded) merge(s.host_clock, event->clock);
     trace(s, "host", "wait for " + event_words(*event), where);
+    host_waited(s, where);
 }
 
 double seconds_between(const Event* start, const Event* end) {
@@ -341,6 +390,7 @@ void synchronize_stream(Stream* stream, std::source_location where) {
     Stream& on = resolve(s, stream);
     merge(s.host_clock, on.clock);
     trace(s, "host", "wait for stream '" + on.name + "'", where);
+    host_waited(s, where);
 }
 
 void synchronize_device(std::source_location where) {
@@ -351,6 +401,7 @@ void synchronize_device(std::source_location where) {
     for (const Stream* stream : s.live) merge(s.host_clock, stream->clock);
     merge(s.host_clock, s.retired);
     trace(s, "host", "wait for the whole device", where);
+    host_waited(s, where);
 }
 
 // ---- operations --------------------------------------------------------------------------------
@@ -358,6 +409,8 @@ void synchronize_device(std::source_location where) {
 void issue(Stream* stream, const std::string& what, std::vector<Access> accesses,
            std::function<void()> run, std::source_location where) {
     State& s = state();
+    std::optional<Operation> op;
+    std::vector<std::pair<std::uintptr_t, bool>> uses;
     {
         std::lock_guard lock(s.mutex);
         Stream& on = resolve(s, stream);
@@ -370,14 +423,25 @@ void issue(Stream* stream, const std::string& what, std::vector<Access> accesses
         merge(on.clock, s.host_clock);
         if (on.clock.size() <= std::size_t(on.participant))
             on.clock.resize(std::size_t(on.participant) + 1, 0);
-        const Operation op{on.participant, ++on.clock[std::size_t(on.participant)], on.name, what,
-                           where_str(where)};
-        const auto uses = buffers_used(s, accesses);
-        check_order(s, op, on.clock, uses);
-        remember(s, op, uses);
+        op = Operation{on.participant, ++on.clock[std::size_t(on.participant)], on.name, what,
+                       where_str(where)};
+        uses = buffers_used(s, accesses);
+        for (const auto& use : uses)
+            check_host_write(s.buffers.at(use.first), use.first, op->where);
+        check_order(s, *op, on.clock, uses);
+        remember(s, *op, uses);
         trace(s, on.name, what, where);
     }
     run();
+    // The bytes this operation left in its pinned buffers, which the host must not change until
+    // it has waited for the operation.
+    std::lock_guard lock(s.mutex);
+    for (const auto& use : uses) {
+        const auto buffer = s.buffers.find(use.first);
+        if (buffer == s.buffers.end() || !buffer->second.pinned) continue;
+        buffer->second.unfinished = op;
+        buffer->second.content = content_hash(use.first, buffer->second.bytes);
+    }
 }
 
 void refuse_while_capturing(const std::string& what, std::source_location where) {

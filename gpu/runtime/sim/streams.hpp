@@ -22,6 +22,16 @@
 // whatever order the simulator happened to run them in, so a program that is right only by luck
 // fails here every time.
 //
+// The host's writes to pinned memory. An asynchronous copy reads (or writes) pinned host memory
+// while the host runs on, so the host must not write such a buffer until it has waited for the
+// last operation that used it. The host's stores are not seen one by one; instead a pinned
+// buffer keeps, after each operation on it, a hash of its bytes, and checks them again at the
+// buffer's next use by an operation and when the host first waits for that operation (a
+// synchronize of its event, its stream or the device). Bytes changed by then were changed by the
+// host before it waited: CudaError naming the operation and where the change was found. A write
+// of the same bytes goes unseen, and so does a read by the host of a buffer an operation is still
+// writing (the simulator has already written it).
+//
 // What an operation touches. A copy or a fill: exactly its buffers. A kernel: every device buffer
 // its arguments point into, read through a `const T*` argument and written through a `T*`; a
 // pointer inside a struct argument (a table of tensors) counts as written, since its constness is
