@@ -64,6 +64,18 @@ struct TensorTable {
     const float* grad[max_tensors];
     float* state0[max_tensors];
     float* state1[max_tensors];
+
+    // For the simulator's stream-order check (note_argument in gpu/runtime/sim/sim.hpp): the
+    // kernel writes the values and the states, and only reads the gradients.
+    template <typename Note>
+    void accesses(Note note) const {
+        for (int t = 0; t < count; ++t) {
+            note(value[t], true);
+            note(grad[t], false);
+            note(state0[t], true);
+            note(state1[t], true);
+        }
+    }
 };
 static_assert(std::is_trivially_copyable_v<TensorTable>);
 static_assert(sizeof(TensorTable) + sizeof(OptimizerRule<float>) <= 3 * 1024,

@@ -211,5 +211,8 @@ extern const int add_one_launch_line;  // the launch() of add_one
 // out[i] = 2 * in[i] for i < n.
 void double_into(const float* in, float* out, std::int64_t n);
 extern const int double_into_launch_line;
+// The same, with in and out handed to the kernel inside a struct argument that declares which of
+// its pointers the kernel reads and which it writes (`declared`), or that does not.
+void double_through_table(const float* in, float* out, std::int64_t n, bool declared);
 
 }  // namespace triptych::sim_tests

@@ -132,6 +132,30 @@ TEST_CASE("the same work ordered by an event, or by the host's synchronize, is n
     }
 }
 
+TEST_CASE(
+    "pointers inside a struct argument count as the struct declares them, or as written when it "
+    "declares nothing",
+    "[sim][streams]") {
+    const gpu::Stream first("first"), second("second");
+    const std::shared_ptr<float> x = upload(1.0f);
+    const std::shared_ptr<float> y = gpu::device_allocate(n), z = gpu::device_allocate(n);
+    {
+        const gpu::StreamScope scope(first);
+        double_into(x.get(), y.get(), n);  // reads x
+    }
+    const gpu::StreamScope scope(second);
+    SECTION("a table that says it only reads x: two streams reading x at once is no race") {
+        CHECK_NOTHROW(double_through_table(x.get(), z.get(), n, true));
+        gpu::synchronize();
+        CHECK(download(z) == std::vector<float>(n, 2.0f));
+    }
+    SECTION("a table that says nothing: x counts as written, a race with the first read") {
+        CHECK_THAT(message_of<CudaError>([&] { double_through_table(x.get(), z.get(), n, false); }),
+                   Contains("on stream 'second'"));
+    }
+    gpu::synchronize();
+}
+
 TEST_CASE("an event waited for before it is recorded orders nothing", "[sim][streams]") {
     const gpu::Stream copy("copy"), compute("compute");
     const std::shared_ptr<float> host = pinned(2.0f);

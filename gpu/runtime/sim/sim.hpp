@@ -203,14 +203,27 @@ void check_argument(const T& argument, int index, std::source_location where) {
 void note_pointers_in(const void* object, std::size_t bytes,
                       std::vector<streams::Access>& accesses);
 
+// A struct argument that says which buffers it lets a kernel read and which write: a member
+// `template <typename Note> void accesses(Note note) const` calling note(pointer, writes) for each
+// pointer it holds (a table of tensors, gpu/tiled/optimizer.cu's TensorTable).
+template <typename T>
+concept DeclaresAccesses = requires(const T& argument) {
+    argument.accesses([](const void*, bool) {});
+};
+
 // What a kernel argument lets the kernel touch, for the stream-order check (streams.hpp): the
-// buffer a pointer points into, written unless it points to const; a pointer stored in a struct
-// argument (a table of tensors) counts as written.
+// buffer a pointer points into, written unless it points to const; the pointers a struct argument
+// declares (DeclaresAccesses), as it declares them; any other pointer stored in a struct argument
+// counts as written, since its constness is lost in the struct's bytes.
 template <typename T>
 void note_argument(const T& argument, std::vector<streams::Access>& accesses) {
     if constexpr (std::is_pointer_v<T>) {
         if (argument != nullptr)
             accesses.push_back({argument, !std::is_const_v<std::remove_pointer_t<T>>});
+    } else if constexpr (DeclaresAccesses<T>) {
+        argument.accesses([&](const void* pointer, bool writes) {
+            if (pointer != nullptr) accesses.push_back({pointer, writes});
+        });
     } else if constexpr (std::is_class_v<T>) {
         note_pointers_in(&argument, sizeof(T), accesses);
     }

@@ -33,9 +33,10 @@
 // writing (the simulator has already written it).
 //
 // What an operation touches. A copy or a fill: exactly its buffers. A kernel: every device buffer
-// its arguments point into, read through a `const T*` argument and written through a `T*`; a
-// pointer inside a struct argument (a table of tensors) counts as written, since its constness is
-// not known. A whole allocation counts as one buffer.
+// its arguments point into, read through a `const T*` argument and written through a `T*`; the
+// pointers inside a struct argument as the struct declares them (its `accesses` member, see
+// note_argument in sim.hpp), or, if it declares none, each counted as written, since its
+// constness is not known. A whole allocation counts as one buffer.
 //
 // Graph capture follows CUDA's global mode. While any capture runs, an operation that would wait
 // for the device or change its memory map (a blocking copy, a synchronize, device_malloc,
