@@ -1140,8 +1140,8 @@ def training_section(rows, machine, peer):
              "gradients and optimizer state stay on the device. On a GPU variant, a model's rows "
              "\"+overlap\", \"+graph\" and \"+overlap+graph\" train an epoch of 16 such batches "
              "with the trainer's options (lesson 16): the next batch uploaded on a copy stream "
-             "while this one computes, and each step's forward, loss and backward replayed as a "
-             "CUDA graph.\n\n"
+             "while this one computes, and each step's forward, loss, backward and update "
+             "replayed as a CUDA graph.\n\n"
              + by_model(columns, lambda v, r: fmt_number(r.rate)))
     for base in ("cpu_naive", "cpu_eigen_omp"):
         text += f"\n### Training speedup over {base}\n\n"

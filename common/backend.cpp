@@ -242,7 +242,8 @@ void Backend::dense_forward_steps(const DenseShape& s, const float* X, const flo
 }
 
 void Backend::optimizer_step(const OptimizerConfig& config, std::int64_t step,
-                             std::span<const OptimizerTensor> tensors) const {
+                             std::span<const OptimizerTensor> tensors,
+                             const Tensor* corrections) const {
     config.validate();
     // Called once per training step, so the messages are only built when one is due.
     const auto op = [&] { return "optimizer_step " + config.str(); };
@@ -276,7 +277,12 @@ void Backend::optimizer_step(const OptimizerConfig& config, std::int64_t step,
                          states > 0 ? t.state[0]->data() : nullptr,
                          states > 1 ? t.state[1]->data() : nullptr});
     }
-    if (!slots.empty()) kernel(ops::optimizer_step)(optimizer_rule<float>(config, step), slots);
+    OptimizerRule<float> rule = optimizer_rule<float>(config, step);
+    if (corrections != nullptr) {
+        require(*corrections, Shape{2}, op(), "the bias corrections");
+        rule.corrections = corrections->data();
+    }
+    if (!slots.empty()) kernel(ops::optimizer_step)(rule, slots);
 }
 
 void Backend::unsupported(const std::string& op) const {

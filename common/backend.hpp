@@ -160,9 +160,14 @@ public:
     };
     // Step `step` (1 for the first; Adam's bias correction counts it) of `config`, over every
     // tensor of `tensors`. How it is launched is the variant's choice: gpu_naive runs one kernel
-    // per tensor, gpu_tiled one kernel over all of them (a multi-tensor apply).
+    // per tensor, gpu_tiled one kernel over all of them (a multi-tensor apply). `corrections`,
+    // if given, is a tensor of 2 floats on this backend that the kernels read Adam's bias
+    // corrections {1 - beta1^t, 1 - beta2^t} from when they run, instead of computing them from
+    // `step` now (OptimizerRule::corrections): an update captured in a graph once, replayed at
+    // every step with new corrections.
     void optimizer_step(const OptimizerConfig& config, std::int64_t step,
-                        std::span<const OptimizerTensor> tensors) const;
+                        std::span<const OptimizerTensor> tensors,
+                        const Tensor* corrections = nullptr) const;
 
     // --- kernels and versions (common/kernels.hpp) -------------------------------------------
     // The variant, and "@N" when this instance runs version N of the ops that have one

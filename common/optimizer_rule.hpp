@@ -36,6 +36,18 @@ struct OptimizerRule {
     T lr, weight_decay, momentum, beta1, beta2, alpha, eps;
     bool nesterov, decoupled_weight_decay;
     T bias_correction1, bias_correction2;  // 1 - beta1^t and 1 - beta2^t (Adam), rounded once
+    // Null, or where the kernel reads the two corrections instead, when it runs: {1 - beta1^t,
+    // 1 - beta2^t} in the backend's memory. A captured CUDA graph repeats, at every launch, the
+    // arguments it was captured with; with the corrections in memory, which the host refills
+    // before each launch, one captured update serves every step (common/nn/trainer.cpp).
+    const T* corrections = nullptr;
+
+    // For the simulator's stream-order check (note_argument in gpu/runtime/sim/sim.hpp): a kernel
+    // only reads `corrections`.
+    template <typename Note>
+    void accesses(Note note) const {
+        note(corrections, false);
+    }
 };
 
 // The rule for step `step` (1 for the first) of `config`.
@@ -58,6 +70,18 @@ OptimizerRule<T> optimizer_rule(const OptimizerConfig& config, std::int64_t step
     rule.bias_correction1 = T(1.0 - std::pow(double(config.beta1), double(step)));
     rule.bias_correction2 = T(1.0 - std::pow(double(config.beta2), double(step)));
     return rule;
+}
+
+// `rule` with its bias corrections loaded from rule.corrections where that is set: what a kernel
+// does once, before it applies the rule to its elements.
+template <typename T>
+TRIPTYCH_HOST_DEVICE inline OptimizerRule<T> with_corrections(const OptimizerRule<T>& rule) {
+    OptimizerRule<T> loaded = rule;
+    if (rule.corrections != nullptr) {
+        loaded.bias_correction1 = rule.corrections[0];
+        loaded.bias_correction2 = rule.corrections[1];
+    }
+    return loaded;
 }
 
 // Updates one parameter element w, given its gradient g, and its state s0, s1 (unused ones are

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <span>
 #include <string>
@@ -157,6 +158,55 @@ TEST_CASE(
         REQUIRE(rule.bias_correction1 == expected1);
         REQUIRE(rule.bias_correction2 == expected2);
     }
+}
+
+// A captured graph replays its arguments, so the trainer's captured update reads the step's bias
+// corrections from memory (Backend::optimizer_step's `corrections`). Those must give the bits the
+// corrections computed from the step give, and a wrong tensor must be refused by name.
+TEST_CASE(
+    "Adam's update reading step t's bias corrections from a tensor gives the bits of step t "
+    "computed from the step count, on every variant",
+    "[optimizer]") {
+    Rng rng(testing::seed());
+    const std::int64_t n = 1000;
+    const OptimizerConfig config{.kind = OptimizerKind::adam, .lr = 0.01f};
+    std::vector<float> w0(n), g(n), m0(n), s0(n);
+    rng.uniform(w0, -1, 1);
+    rng.uniform(g, -1, 1);
+    rng.uniform(m0, -0.1, 0.1);
+    rng.uniform(s0, 0.001, 0.01);
+    for_every_variant([&](const Backend& b) {
+        for (std::int64_t t : {1, 2, 7, 5000}) {
+            INFO(b.name() << ", step " << t);
+            std::vector<std::vector<float>> results;
+            for (bool from_memory : {false, true}) {
+                Tensor w = b.upload(Shape{n}, w0), m = b.upload(Shape{n}, m0),
+                       s = b.upload(Shape{n}, s0);
+                const Tensor grad = b.upload(Shape{n}, g);
+                const Backend::OptimizerTensor tensor{&w, &grad, {&m, &s}};
+                const OptimizerRule<float> rule = optimizer_rule<float>(config, t);
+                const Tensor corrections = b.upload(
+                    Shape{2}, std::vector<float>{rule.bias_correction1, rule.bias_correction2});
+                // From memory, the step passed is a wrong one: only the tensor may count.
+                if (from_memory)
+                    b.optimizer_step(config, t + 1, std::span(&tensor, 1), &corrections);
+                else
+                    b.optimizer_step(config, t, std::span(&tensor, 1));
+                results.push_back(b.download(w));
+                results.push_back(b.download(m));
+                results.push_back(b.download(s));
+            }
+            for (std::size_t i = 0; i < 3; ++i)
+                CHECK(std::memcmp(results[i].data(), results[i + 3].data(),
+                                  sizeof(float) * std::size_t(n)) == 0);
+        }
+        Tensor w = b.upload(Shape{n}, w0), m = b.upload(Shape{n}, m0), s = b.upload(Shape{n}, s0);
+        const Tensor grad = b.upload(Shape{n}, g),
+                     three = b.upload(Shape{3}, std::vector<float>(3, 1.0f));
+        const Backend::OptimizerTensor tensor{&w, &grad, {&m, &s}};
+        CHECK_THROWS_WITH(b.optimizer_step(config, 1, std::span(&tensor, 1), &three),
+                          Contains("the bias corrections has shape [3], expected [2]"));
+    });
 }
 
 // Momentum (Polyak's heavy ball, written as PyTorch and Sutskever et al. 2013 do: v = m v + g,

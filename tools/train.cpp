@@ -89,10 +89,10 @@ void print_help() {
         "                    which slows a GPU run a little\n"
         "  --overlap on|off  GPU backends: upload the next batch on a copy stream, from pinned\n"
         "                    memory, while this one computes (lesson 16); default off\n"
-        "  --graph on|off    GPU backends: capture a step's forward, loss and backward as a CUDA\n"
-        "                    graph and replay it every step, one launch instead of one per\n"
-        "                    kernel (lesson 16); default off. Neither option changes a bit of\n"
-        "                    the losses\n",
+        "  --graph on|off    GPU backends: capture a whole step (forward, loss, backward,\n"
+        "                    update) as a CUDA graph and replay it every step, one launch\n"
+        "                    instead of one per kernel (lesson 16); default off. Neither option\n"
+        "                    changes a bit of the losses\n",
         default_data);
 }
 
@@ -354,7 +354,7 @@ void print_layer_times(const nn::Sequential& model, std::int64_t batch) {
 }
 
 // The phases of a step, milliseconds per step, the mean over `steps`. With --graph, most steps
-// replay their forward, loss and backward as one graph, timed as a phase of its own.
+// replay their forward, loss, backward and update as one graph, timed as a phase of its own.
 void print_phase_times(const nn::PhaseTimes& p, std::int64_t steps) {
     struct Phase {
         const char* name;
@@ -365,7 +365,7 @@ void print_phase_times(const nn::PhaseTimes& p, std::int64_t steps) {
                                  {"loss (and the loss back to the host)", p.loss},
                                  {"backward", p.backward},
                                  {"update (the optimizer step)", p.update}};
-    if (p.graph > 0) phases.push_back({"graph (forward, loss, backward replayed)", p.graph});
+    if (p.graph > 0) phases.push_back({"graph (the whole step replayed)", p.graph});
     double total = 0;
     for (const Phase& phase : phases) total += phase.seconds;
     std::printf("\nper step, ms (mean over %lld steps):\n", (long long)steps);

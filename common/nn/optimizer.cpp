@@ -1,6 +1,9 @@
 #include "common/nn/optimizer.hpp"
 
+#include <algorithm>
+
 #include "common/errors.hpp"
+#include "common/optimizer_rule.hpp"
 
 namespace triptych::nn {
 
@@ -42,6 +45,17 @@ Optimizer::Optimizer(const Backend& backend, std::vector<Parameter*> parameters,
 void Optimizer::step() {
     ++steps_;
     backend_->optimizer_step(config_, steps_, tensors_);
+}
+
+void Optimizer::issue_update(const Tensor& corrections) {
+    // The step passed is not used for Adam's corrections; it must only be a valid one.
+    backend_->optimizer_step(config_, std::max<std::int64_t>(steps_, 1), tensors_, &corrections);
+}
+
+std::array<float, 2> Optimizer::next_step() {
+    ++steps_;
+    const OptimizerRule<float> rule = optimizer_rule<float>(config_, steps_);
+    return {rule.bias_correction1, rule.bias_correction2};
 }
 
 void Optimizer::set_steps_taken(std::int64_t steps) {

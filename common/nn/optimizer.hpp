@@ -10,6 +10,7 @@
 // The update rules are written once, in common/optimizer_rule.hpp.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,6 +39,15 @@ public:
 
     // One update of every parameter from its current gradient.
     void step();
+    // The same update in two halves, for a captured graph (common/nn/trainer.cpp).
+    //   issue_update: issues the update, reading Adam's bias corrections from `corrections` (2
+    //     floats on the backend) when it runs, and counts no step: a graph captures it once.
+    //   next_step: counts a step and returns the corrections that update must then find in
+    //     `corrections`, {1 - beta1^t, 1 - beta2^t} rounded to float, the values step() uses.
+    // A step by step() and one by next_step, an upload of its corrections, and issue_update's
+    // kernels give the same bits.
+    void issue_update(const Tensor& corrections);
+    std::array<float, 2> next_step();
 
     const OptimizerConfig& config() const { return config_; }
     // Steps taken so far (Adam's bias correction depends on it); a checkpoint restores it.

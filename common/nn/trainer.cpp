@@ -1,6 +1,7 @@
 #include "common/nn/trainer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <string>
 
@@ -43,7 +44,7 @@ struct Trainer::Slot {
     Tensor images, labels;                            // on the device, this batch's size
     std::unique_ptr<AsyncDevice::Event> uploaded;     // after its last upload
     std::unique_ptr<AsyncDevice::Event> consumed;     // after the last step that read it
-    std::unique_ptr<AsyncDevice::Graph> graph;        // its forward, loss and backward
+    std::unique_ptr<AsyncDevice::Graph> graph;        // its forward, loss, backward and update
 };
 
 struct Trainer::Pipeline {
@@ -51,6 +52,10 @@ struct Trainer::Pipeline {
     std::unique_ptr<AsyncDevice::Stream> compute, copy;  // copy only with overlap
     std::vector<Slot> slots;                             // two with overlap, else one
     std::unique_ptr<AsyncDevice::Event> phase_end;       // for time_phases
+    // With graph: the step's Adam bias corrections, which the captured update reads on the device,
+    // and the pinned floats the host writes them into before each launch.
+    Tensor corrections;
+    std::shared_ptr<float> host_corrections;
     // The batch size the model's buffers have (that of the last step): a step of the same size
     // allocates nothing, so it may be captured.
     std::int64_t model_batch = 0;
@@ -82,6 +87,10 @@ Trainer::Trainer(Sequential& model, Optimizer& optimizer, const TrainOptions& op
         slot.consumed = device->event();
     }
     p.phase_end = device->event();
+    if (options.graph) {
+        p.corrections = backend.allocate(Shape{2});
+        p.host_corrections = device->pinned(2);
+    }
 }
 
 Trainer::~Trainer() = default;
@@ -254,9 +263,9 @@ void Trainer::stage(Slot& slot, const ImageSet& data, const std::vector<std::int
     }
 }
 
-// Issues a step on the compute stream, after the slot's upload: its forward, loss and backward (as
-// a graph where one is captured, or captured now), then the update. Nothing waits, unless
-// time_phases asks.
+// Issues a step on the compute stream, after the slot's upload: its forward, loss, backward and
+// update, as a graph where one is captured (or captured now), after the copy of the update's bias
+// corrections. Nothing waits, unless time_phases asks.
 void Trainer::issue_step(Slot& slot, std::int64_t count) {
     Pipeline& p = *pipeline_;
     const Backend& backend = model_->backend();
@@ -281,6 +290,7 @@ void Trainer::issue_step(Slot& slot, std::int64_t count) {
                 backend.softmax_cross_entropy(model_->forward(slot.images), slot.labels, dlogits_,
                                               loss_result_);
                 model_->backward(dlogits_);
+                optimizer_->issue_update(p.corrections);
             });
         } catch (...) {
             model_->set_timing(timing);
@@ -292,6 +302,11 @@ void Trainer::issue_step(Slot& slot, std::int64_t count) {
     device.run_on(*p.compute, [&] {
         phase = Timer();
         if (slot.graph) {
+            // The host last wrote these floats a step ago, and has waited for that step's loss
+            // since, which came after their copy.
+            const std::array<float, 2> corrections = optimizer_->next_step();
+            std::copy(corrections.begin(), corrections.end(), p.host_corrections.get());
+            device.upload(p.corrections, p.host_corrections.get(), *p.compute);
             device.launch(*slot.graph, *p.compute);
             end_phase(phases_.graph);
         } else {
@@ -302,9 +317,9 @@ void Trainer::issue_step(Slot& slot, std::int64_t count) {
             end_phase(phases_.loss);
             model_->backward(dlogits_);
             end_phase(phases_.backward);
+            optimizer_->step();
+            end_phase(phases_.update);
         }
-        optimizer_->step();
-        end_phase(phases_.update);
     });
     device.record(*slot.consumed, *p.compute);
     p.model_batch = count;

@@ -14,10 +14,12 @@
 //   overlap: the next batch goes up on a copy stream, from pinned memory, while this one computes;
 //     two sets of input buffers are taken in turn (double buffering), and events order each
 //     set's upload before its step and its step before its next upload.
-//   graph:   a step's forward, loss and backward are captured once as a CUDA graph and replayed:
-//     one launch instead of one per kernel. The optimizer step is a launch of its own after it,
-//     since its arguments change every step (Adam's step count) and a graph replays the ones it
-//     was captured with. A graph is captured after one step of its batch size has run as usual
+//   graph:   a step's forward, loss, backward and update are captured once as a CUDA graph and
+//     replayed: one launch instead of one per kernel. A graph replays the arguments it was
+//     captured with, and Adam's bias corrections change every step, so the captured update reads
+//     them from device memory (Optimizer::issue_update), where the host puts each step's with a
+//     copy of 8 bytes on the compute stream before the launch. A graph is captured after one step
+//     of its batch size has run as usual
 //     (which allocated every buffer the step needs, since a capture may not allocate), and
 //     captured again after anything that may have changed the model's buffers: a new epoch, a
 //     batch of another size.
@@ -44,7 +46,7 @@ struct TrainOptions {
     // speed on a GPU, where the phases would otherwise overlap with the host's work).
     bool time_phases = false;
     // GPU backends only (see the top of this file): upload the next batch while this one computes,
-    // and replay each step's forward, loss and backward as a captured graph.
+    // and replay each step's forward, loss, backward and update as a captured graph.
     bool overlap = false;
     bool graph = false;
 };
@@ -57,7 +59,8 @@ struct PhaseTimes {
     double loss = 0;  // softmax_cross_entropy, its loss coming back to the host
     double backward = 0;
     double update = 0;  // the optimizer step
-    double graph = 0;   // forward, loss and backward replayed as one graph (TrainOptions::graph)
+    double graph = 0;   // forward, loss, backward and update replayed as one graph
+                        // (TrainOptions::graph), with the copy of the update's corrections
 };
 
 struct EpochResult {

@@ -100,7 +100,8 @@ void update_tensor(const OptimizerRule<float>& rule, const OptimizerSlot& t) {
 }
 
 void optimizer_step(const OptimizerRule<float>& rule, std::span<const OptimizerSlot> tensors) {
-    for (const OptimizerSlot& t : tensors) update_tensor(rule, t);
+    const OptimizerRule<float> loaded = with_corrections(rule);
+    for (const OptimizerSlot& t : tensors) update_tensor(loaded, t);
 }
 
 }  // namespace

@@ -13,9 +13,10 @@ namespace triptych::cpu_naive {
 // w, g (and the state s0, s1 where the rule uses them; else null) are n elements each.
 template <typename T>
 void optimizer_step(const OptimizerRule<T>& rule, std::int64_t n, T* w, const T* g, T* s0, T* s1) {
+    const OptimizerRule<T> loaded = with_corrections(rule);
     T unused = T(0);
     for (std::int64_t i = 0; i < n; ++i)
-        optimizer_update(rule, w[i], g[i], s0 != nullptr ? s0[i] : unused,
+        optimizer_update(loaded, w[i], g[i], s0 != nullptr ? s0[i] : unused,
                          s1 != nullptr ? s1[i] : unused);
 }
 

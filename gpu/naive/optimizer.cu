@@ -24,7 +24,7 @@ __global__ void optimizer_step_kernel(OptimizerRule<float> rule, std::int64_t n,
     const std::int64_t i = element_index();
     if (i >= n) return;
     float unused = 0.0f;  // stands in for a state tensor the rule never touches
-    optimizer_update(rule, w[i], g[i], s0 != nullptr ? s0[i] : unused,
+    optimizer_update(with_corrections(rule), w[i], g[i], s0 != nullptr ? s0[i] : unused,
                      s1 != nullptr ? s1[i] : unused);
 }
 

@@ -106,8 +106,9 @@ __global__ void optimizer_step_kernel(OptimizerRule<float> rule, TensorTable tab
     float* s0 = table.state0[t];
     float* s1 = table.state1[t];
     float unused = 0.0f;  // stands in for a state tensor the rule never touches
+    const OptimizerRule<float> loaded = with_corrections(rule);
     for (std::int64_t i = begin + threadIdx.x; i < end; i += threads)
-        optimizer_update(rule, w[i], g[i], s0 != nullptr ? s0[i] : unused,
+        optimizer_update(loaded, w[i], g[i], s0 != nullptr ? s0[i] : unused,
                          s1 != nullptr ? s1[i] : unused);
 }
 
