@@ -28,16 +28,19 @@ TRIPTYCH_HOST_DEVICE inline PoolWindow pool_window(const Pool2dShape& s, std::in
 // The first and last output index (along one dimension) whose window covers input index i:
 // outputs o with o * stride - pad <= i < o * stride - pad + window, clipped to [0, outputs).
 // The range is empty (first > last) when no window covers i (a stride larger than the window).
+// In the integer type of the caller's indices: std::int64_t, or int in kernels that keep 32-bit
+// indices (gpu/tiled/pool2d_v3_unrolled.cu).
+template <typename Int>
 struct Covering {
-    std::int64_t first, last;
+    Int first, last;
 };
 
-TRIPTYCH_HOST_DEVICE inline Covering covering(std::int64_t i, std::int64_t window,
-                                              std::int64_t stride, std::int64_t pad,
-                                              std::int64_t outputs) {
-    const std::int64_t lowest = i + pad - window + 1;  // o * stride must be at least this
-    const std::int64_t first = lowest > 0 ? (lowest + stride - 1) / stride : 0;
-    const std::int64_t last = (i + pad) / stride;
+template <typename Int>
+TRIPTYCH_HOST_DEVICE inline Covering<Int> covering(Int i, Int window, Int stride, Int pad,
+                                                   Int outputs) {
+    const Int lowest = i + pad - window + 1;  // o * stride must be at least this
+    const Int first = lowest > 0 ? (lowest + stride - 1) / stride : 0;
+    const Int last = (i + pad) / stride;
     return {first, last < outputs - 1 ? last : outputs - 1};
 }
 

@@ -97,15 +97,6 @@ __device__ inline int larger(int a, int b) { return a > b ? a : b; }
 // i moved into [0, size): the nearest index of the image.
 __device__ inline int clamped(int i, int size) { return smaller(larger(i, 0), size - 1); }
 
-// The first and last output, along one dimension, whose window covers input index i (as
-// covering() in common/pooling.hpp, in int): o * stride - pad <= i < o * stride - pad + window.
-__device__ inline void covered_by(int i, int window, int stride, int pad, int outputs, int& first,
-                                  int& last) {
-    const int lowest = i + pad - window + 1;
-    first = lowest > 0 ? (lowest + stride - 1) / stride : 0;
-    last = smaller((i + pad) / stride, outputs - 1);
-}
-
 // The number of inputs window `o` covers along one dimension, padding not counted.
 __device__ inline int window_extent(int o, int window, int stride, int pad, int size) {
     const int start = o * stride - pad;
@@ -180,9 +171,8 @@ __global__ void __launch_bounds__(threads, blocks_per_sm)
     const auto [plane, h] = g.by_H.divmod(row);
     const int kh = Window::window_h(g), kw = Window::window_w(g);
     const int sh = Window::stride_h(g), sw = Window::stride_w(g);
-    int p_first, p_last, q_first, q_last;
-    covered_by(h, kh, sh, g.pad_h, g.P, p_first, p_last);
-    covered_by(w, kw, sw, g.pad_w, g.Q, q_first, q_last);
+    const Covering<int> rows = covering(h, kh, sh, g.pad_h, g.P);
+    const Covering<int> cols = covering(w, kw, sw, g.pad_w, g.Q);
     const std::int64_t outputs = std::int64_t(plane) * g.P * g.Q;
     const float index = float(h * g.W + w);
     float sum = 0.0f;
@@ -190,11 +180,11 @@ __global__ void __launch_bounds__(threads, blocks_per_sm)
     for (int a = 0; a < (kh + sh - 1) / sh; ++a)
 #pragma unroll
         for (int b = 0; b < (kw + sw - 1) / sw; ++b) {
-            const int p = p_first + a, q = q_first + b;
-            const bool covers = p <= p_last && q <= q_last;
+            const int p = rows.first + a, q = cols.first + b;
+            const bool covers = p <= rows.last && q <= cols.last;
             // Loads under no condition, as in the forward kernel: a window past the last that
             // covers this element reads the last one's, and adds nothing (+ 0.0f).
-            const int pc = smaller(p, p_last), qc = smaller(q, q_last);
+            const int pc = smaller(p, rows.last), qc = smaller(q, cols.last);
             const std::int64_t o = outputs + pc * g.Q + qc;
             const float gradient = dy[o];
             if constexpr (pool == Pool::max) {
