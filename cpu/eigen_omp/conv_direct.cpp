@@ -30,7 +30,9 @@
 //                    dy[n, k, p, q] * x_padded[n, c, p*stride_h + r, q*stride_w + t], two ways:
 //                    by channels (weight_gradient_block): dy is transposed to (P*Q, K), so that 16
 //                    channels at one pixel are one Vec, and a block of about 12 taps (whole filter
-//                    rows of them) keeps its sums in registers while every pixel streams past;
+//                    rows of them) keeps its sums in registers while every pixel of an image
+//                    streams past (both ways go image by image, each block's sums kept in memory
+//                    from one image to the next, so that one image's planes stay in L1);
 //                    by pixels (weight_gradient_flat_block), for few filters (<= 8) and stride 1:
 //                    16 consecutive pixels of dy[n, k] times the 16 inputs under them for one tap,
 //                    the products summed lane by lane and the lanes added at the end.
@@ -494,52 +496,74 @@ struct GradientChunk {
     float* gradients;
 };
 
-// partial[k, c, r, t] = the sum over the chunk's images and pixels, in that order, of
-// dy[n, k, p, q] * x_padded[n, c, p*stride_h + r, q*stride_w + t], for every k and the taps of the
-// block at (r0, t0) that exist. One Vec of 16 channels per tap.
+// running += the sum over image n's pixels of dy[n, k, p, q] * x_padded[n, c, p*stride_h + r,
+// q*stride_w + t], for every k and the taps of the block at (r0, t0), one Vec of 16 channels per
+// tap: running holds out_lanes/16 groups of Rows x Taps Vecs.
 template <int Taps>
-void weight_gradient_block(const Conv2dShape& s, const GradientChunk& in, std::int64_t c,
-                           std::int64_t r0, std::int64_t t0, float* partial) {
+void weight_gradient_block(const Conv2dShape& s, const GradientChunk& in, std::int64_t n,
+                           std::int64_t c, std::int64_t r0, std::int64_t t0, float* running) {
     constexpr int Rows = block_rows(Taps);
-    const std::int64_t P = s.P(), Q = s.Q(), RS = s.R * s.S;
+    const std::int64_t P = s.P(), Q = s.Q();
     std::int64_t row_offsets[Rows];  // of each filter row's first tap from the window's corner
     for (int i = 0; i < Rows; ++i) row_offsets[i] = (r0 + i < s.R ? r0 + i : 0) * in.cols + t0;
     for (std::int64_t lane0 = 0; lane0 < in.out_lanes; lane0 += lanes) {
+        float* group = running + lane0 * Rows * Taps;
         Vec sums[Rows][Taps];
         for (int i = 0; i < Rows; ++i)
-            for (int j = 0; j < Taps; ++j) sums[i][j].setZero();
-        for (std::int64_t n = 0; n < in.count; ++n)
-            for (std::int64_t p = 0; p < P; ++p) {
-                const float* row = in.images + ((n * s.C + c) * in.rows + p * s.stride_h) * in.cols;
-                const float* grad = in.gradients + (n * P + p) * Q * in.out_lanes + lane0;
-                for (std::int64_t q = 0; q < Q; ++q) {
-                    const Vec g = Eigen::Map<const Vec>(grad + q * in.out_lanes);
-                    const float* window = row + q * s.stride_w;
+            for (int j = 0; j < Taps; ++j)
+                sums[i][j] = Eigen::Map<const Vec>(group + (i * Taps + j) * lanes);
+        for (std::int64_t p = 0; p < P; ++p) {
+            const float* row = in.images + ((n * s.C + c) * in.rows + p * s.stride_h) * in.cols;
+            const float* grad = in.gradients + (n * P + p) * Q * in.out_lanes + lane0;
+            for (std::int64_t q = 0; q < Q; ++q) {
+                const Vec g = Eigen::Map<const Vec>(grad + q * in.out_lanes);
+                const float* window = row + q * s.stride_w;
 #pragma GCC unroll 32
-                    for (int i = 0; i < Rows; ++i)
-                        for (int j = 0; j < Taps; ++j) sums[i][j] += window[row_offsets[i] + j] * g;
-                }
+                for (int i = 0; i < Rows; ++i)
+                    for (int j = 0; j < Taps; ++j) sums[i][j] += window[row_offsets[i] + j] * g;
             }
-        const std::int64_t channels = std::min(lanes, s.K - lane0);
-        for (int i = 0; i < Rows && r0 + i < s.R; ++i)
-            for (int j = 0; j < Taps && t0 + j < s.S; ++j)
-                for (std::int64_t k = 0; k < channels; ++k)
-                    partial[((lane0 + k) * s.C + c) * RS + (r0 + i) * s.S + t0 + j] = sums[i][j][k];
+        }
+        for (int i = 0; i < Rows; ++i)
+            for (int j = 0; j < Taps; ++j)
+                Eigen::Map<Vec>(group + (i * Taps + j) * lanes) = sums[i][j];
     }
 }
 
-// Every weight_gradient_block of the chunk, with the width of `widths` that computes the fewest
-// taps of a filter row (whole blocks).
+// partial (K, C, R, S) = the sum over the chunk's images, then their pixels, by
+// weight_gradient_blocks, with the width of `widths` that computes the fewest taps of a filter row
+// (whole blocks). Image by image, as weight_gradient_flat_chunk goes (below): one image's planes
+// stay in L1 while every block reads them, each block's sums carried in `running`.
 template <int... Widths>
 void weight_gradient_by_blocks(const Conv2dShape& s, const GradientChunk& in,
                                WidthList<Widths...> widths, float* partial) {
     const std::int64_t width = best_width(s.S, widths);
     auto blocks = [&](auto taps) {
         constexpr int Taps = decltype(taps)::value;
+        constexpr int Rows = block_rows(Taps);
+        const std::int64_t row_blocks = ceil_div<std::int64_t>(s.R, Rows);
+        const std::int64_t tap_blocks = ceil_div<std::int64_t>(s.S, Taps);
+        const std::int64_t block_size = in.out_lanes * Rows * Taps;
+        const auto running = scratch(s.C * row_blocks * tap_blocks * block_size);
+        Eigen::Map<Array>(running.get(), s.C * row_blocks * tap_blocks * block_size).setZero();
+        auto block_sums = [&](std::int64_t c, std::int64_t rb, std::int64_t tb) {
+            return running.get() + ((c * row_blocks + rb) * tap_blocks + tb) * block_size;
+        };
+        for (std::int64_t n = 0; n < in.count; ++n)
+            for (std::int64_t c = 0; c < s.C; ++c)
+                for (std::int64_t rb = 0; rb < row_blocks; ++rb)
+                    for (std::int64_t tb = 0; tb < tap_blocks; ++tb)
+                        weight_gradient_block<Taps>(s, in, n, c, rb * Rows, tb * Taps,
+                                                    block_sums(c, rb, tb));
+        const std::int64_t RS = s.R * s.S;
         for (std::int64_t c = 0; c < s.C; ++c)
-            for (std::int64_t r0 = 0; r0 < s.R; r0 += block_rows(Taps))
-                for (std::int64_t t0 = 0; t0 < s.S; t0 += Taps)
-                    weight_gradient_block<Taps>(s, in, c, r0, t0, partial);
+            for (std::int64_t r = 0; r < s.R; ++r)
+                for (std::int64_t t = 0; t < s.S; ++t) {
+                    const float* sums =
+                        block_sums(c, r / Rows, t / Taps) + ((r % Rows) * Taps + t % Taps) * lanes;
+                    for (std::int64_t k = 0; k < s.K; ++k)
+                        partial[(k * s.C + c) * RS + r * s.S + t] =
+                            sums[k / lanes * Rows * Taps * lanes + k % lanes];
+                }
     };
     ((width == Widths ? blocks(std::integral_constant<int, Widths>{}) : void()), ...);
 }
