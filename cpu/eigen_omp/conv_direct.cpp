@@ -529,10 +529,10 @@ void weight_gradient_block(const Conv2dShape& s, const GradientChunk& in, std::i
     }
 }
 
-// partial (K, C, R, S) = the sum over the chunk's images, then their pixels, by
-// weight_gradient_blocks, with the width of `widths` that computes the fewest taps of a filter row
-// (whole blocks). Image by image, as weight_gradient_flat_chunk goes (below): one image's planes
-// stay in L1 while every block reads them, each block's sums carried in `running`.
+// partial (K, C, R, S) = the chunk's weight gradient by weight_gradient_block, with the width of
+// `widths` that computes the fewest taps of a filter row (whole blocks). Image by image, as
+// weight_gradient_flat_chunk goes (below): one image's planes stay in L1 while every block reads
+// them, each block's sums carried in `running` from one image to the next.
 template <int... Widths>
 void weight_gradient_by_blocks(const Conv2dShape& s, const GradientChunk& in,
                                WidthList<Widths...> widths, float* partial) {
