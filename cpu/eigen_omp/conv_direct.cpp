@@ -29,13 +29,13 @@
 //   backward_weights dw[k, c, r, t] = the sum over n, p, q of
 //                    dy[n, k, p, q] * x_padded[n, c, p*stride_h + r, q*stride_w + t], two ways:
 //                    by channels (weight_gradient_block): dy is transposed to (P*Q, K), so that 16
-//                    channels at one pixel are one Vec, and a block of about 12 taps (whole filter
-//                    rows of them) keeps its sums in registers while every pixel of an image
-//                    streams past (both ways go image by image, each block's sums kept in memory
-//                    from one image to the next, so that one image's planes stay in L1);
-//                    by pixels (weight_gradient_flat_block), for few filters (<= 8) and stride 1:
-//                    16 consecutive pixels of dy[n, k] times the 16 inputs under them for one tap,
-//                    the products summed lane by lane and the lanes added at the end.
+//                    channels at one pixel are one Vec, and a block of up to 24 sums (whole filter
+//                    rows of taps, 1 or 2 Vecs of channels) stays in registers while every pixel of
+//                    an image streams past (both ways go image by image, each block's sums kept in
+//                    memory from one image to the next, so that one image's planes stay in L1); by
+//                    pixels (weight_gradient_flat_block), for few filters (<= 8) and stride 1: 16
+//                    consecutive pixels of dy[n, k] times the 16 inputs under them for one tap, the
+//                    products summed lane by lane and the lanes added at the end.
 //                    weight_gradient_by_pixels takes whichever computes fewer Vecs. OpenMP over
 //                    chunks of 8 images, each with its own partial sum; the partials are added in
 //                    chunk order.
@@ -503,15 +503,31 @@ std::unique_ptr<float[]> filters_by_tap(const Conv2dShape& s, const Correlation&
 constexpr std::int64_t chunk_images = 8;
 
 // A block of weight_gradient_block: Taps consecutive taps (r, t0 .. t0 + Taps - 1) in each of
-// block_rows<Taps> consecutive filter rows, about 12 sums. Within a row the taps' offsets are then
-// compile-time constants (immediates in the loads) and only each row's offset needs a register.
-// With an offset held for every tap, GCC ran out of general registers and reloaded one from the
-// stack for every multiply-add, which ran LeNet's conv2 at a third of the multiply-add rate.
-// Taps is the filter width S itself up to 12 (TapWidths), so that no tap of a row is wasted.
-constexpr std::int64_t block_rows(std::int64_t taps) {
-    return std::max<std::int64_t>(1, 12 / taps);
+// Rows consecutive filter rows, for Vecs Vecs of channels: Vecs x Rows x Taps sums, up to
+// gradient_sums. Within a row the taps' offsets are then compile-time constants (immediates in
+// the loads) and only each row's offset needs a register. With an offset held for every tap, GCC
+// ran out of general registers and reloaded one from the stack for every multiply-add, which ran
+// LeNet's conv2 at a third of the multiply-add rate. Taps is the filter width S itself up to 12
+// (TapWidths), so that no tap of a row is wasted; the filter's rows go in blocks of
+// block_rows(Taps, Vecs), the last block taking what is left (ResNet's 3x3 with AVX-512: one
+// block of 2 Vecs x 3 rows x 3 taps, 18 sums; LeNet's conv2: 4 rows of 5 taps, then 1). Blocks
+// of a fixed 12 / Taps rows computed 4 rows of ResNet's 3 (the fourth dropped) and 6 of LeNet's 5.
+constexpr int gradient_sums = many_registers ? 24 : 12;
+constexpr int most_block_rows = 4;  // each a register for its offset, and one more block shape
+
+constexpr int block_rows(int taps, int vecs) {
+    return std::clamp(gradient_sums / (taps * vecs), 1, most_block_rows);
 }
 using TapWidths = WidthList<1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12>;
+
+// Calls body(std::integral_constant<int, rows>{}) for rows in 1 .. Most.
+template <int Most, typename Body>
+void with_rows(std::int64_t rows, Body body) {
+    [&]<int... I>(std::integer_sequence<int, I...>) {
+        ((rows == I + 1 ? body(std::integral_constant<int, I + 1>{}) : void()), ...);
+    }
+    (std::make_integer_sequence<int, Most>{});
+}
 
 // One chunk of images, as weight_gradient_block reads them:
 //   images    (count, C, rows, cols): x padded, rows = (P-1)*stride_h + R,
@@ -524,35 +540,49 @@ struct GradientChunk {
 };
 
 // running += the sum over image n's pixels of dy[n, k, p, q] * x_padded[n, c, p*stride_h + r,
-// q*stride_w + t], for every k and the taps of the block at (r0, t0), one Vec of 16 channels per
-// tap: running holds out_lanes/16 groups of Rows x Taps Vecs.
-template <int Taps>
+// q*stride_w + t], for every k and the taps of the block at (r0, t0): running holds out_lanes/16
+// Vecs of channels, each with Rows x Taps Vecs, one per tap, and takes Vecs of them at a time
+// (each input broadcast then serves Vecs multiply-adds).
+template <int Taps, int Rows, int Vecs>
 void weight_gradient_block(const Conv2dShape& s, const GradientChunk& in, std::int64_t n,
                            std::int64_t c, std::int64_t r0, std::int64_t t0, float* running) {
-    constexpr int Rows = block_rows(Taps);
     const std::int64_t P = s.P(), Q = s.Q();
     std::int64_t row_offsets[Rows];  // of each filter row's first tap from the window's corner
-    for (int i = 0; i < Rows; ++i) row_offsets[i] = (r0 + i < s.R ? r0 + i : 0) * in.cols + t0;
-    for (std::int64_t lane0 = 0; lane0 < in.out_lanes; lane0 += lanes) {
+    for (int i = 0; i < Rows; ++i) row_offsets[i] = (r0 + i) * in.cols + t0;
+    for (std::int64_t lane0 = 0; lane0 < in.out_lanes; lane0 += Vecs * lanes) {
         float* group = running + lane0 * Rows * Taps;
-        Vec sums[Rows][Taps];
-        for (int i = 0; i < Rows; ++i)
-            for (int j = 0; j < Taps; ++j)
-                sums[i][j] = Eigen::Map<const Vec>(group + (i * Taps + j) * lanes);
+        Vec sums[Vecs][Rows][Taps];
+        for (int v = 0; v < Vecs; ++v)
+            for (int i = 0; i < Rows; ++i)
+                for (int j = 0; j < Taps; ++j)
+                    sums[v][i][j] =
+                        Eigen::Map<const Vec>(group + ((v * Rows + i) * Taps + j) * lanes);
         for (std::int64_t p = 0; p < P; ++p) {
             const float* row = in.images + ((n * s.C + c) * in.rows + p * s.stride_h) * in.cols;
             const float* grad = in.gradients + (n * P + p) * Q * in.out_lanes + lane0;
             for (std::int64_t q = 0; q < Q; ++q) {
-                const Vec g = Eigen::Map<const Vec>(grad + q * in.out_lanes);
+                Vec g[Vecs];
+                for (int v = 0; v < Vecs; ++v) {
+                    g[v] = Eigen::Map<const Vec>(grad + q * in.out_lanes + v * lanes);
+                    if constexpr (fits_in_registers(Vecs * Rows * Taps, Vecs))
+                        keep_in_register(g[v]);
+                }
+                // Not opaque, unlike correlate_block's window: carrying inputs from one pixel to
+                // the next saved GCC more loads here than its moves cost. Made opaque, LeNet
+                // conv2's forward+backward went 343 -> 362-373 us, large_11x11's 18 -> 20.4 ms.
                 const float* window = row + q * s.stride_w;
 #pragma GCC unroll 32
                 for (int i = 0; i < Rows; ++i)
-                    for (int j = 0; j < Taps; ++j) sums[i][j] += window[row_offsets[i] + j] * g;
+                    for (int j = 0; j < Taps; ++j) {
+                        const float value = window[row_offsets[i] + j];
+                        for (int v = 0; v < Vecs; ++v) sums[v][i][j] += value * g[v];
+                    }
             }
         }
-        for (int i = 0; i < Rows; ++i)
-            for (int j = 0; j < Taps; ++j)
-                Eigen::Map<Vec>(group + (i * Taps + j) * lanes) = sums[i][j];
+        for (int v = 0; v < Vecs; ++v)
+            for (int i = 0; i < Rows; ++i)
+                for (int j = 0; j < Taps; ++j)
+                    Eigen::Map<Vec>(group + ((v * Rows + i) * Taps + j) * lanes) = sums[v][i][j];
     }
 }
 
@@ -564,35 +594,50 @@ template <int... Widths>
 void weight_gradient_by_blocks(const Conv2dShape& s, const GradientChunk& in,
                                WidthList<Widths...> widths, float* partial) {
     const std::int64_t width = best_width(s.S, widths);
-    auto blocks = [&](auto taps) {
-        constexpr int Taps = decltype(taps)::value;
-        constexpr int Rows = block_rows(Taps);
+    auto blocks = [&](auto taps, auto vecs) {
+        constexpr int Taps = decltype(taps)::value, Vecs = decltype(vecs)::value;
+        constexpr int Rows = block_rows(Taps, Vecs);
         const std::int64_t row_blocks = ceil_div<std::int64_t>(s.R, Rows);
         const std::int64_t tap_blocks = ceil_div<std::int64_t>(s.S, Taps);
-        const std::int64_t block_size = in.out_lanes * Rows * Taps;
-        const auto running = scratch(s.C * row_blocks * tap_blocks * block_size);
-        Eigen::Map<Array>(running.get(), s.C * row_blocks * tap_blocks * block_size).setZero();
-        auto block_sums = [&](std::int64_t c, std::int64_t rb, std::int64_t tb) {
-            return running.get() + ((c * row_blocks + rb) * tap_blocks + tb) * block_size;
+        const std::int64_t row_size = in.out_lanes * Taps;  // floats of sums per filter row
+        // (C, tap_blocks, R, out_lanes/16, Taps) Vecs, a block's rows taking its part of the R
+        // rows, in which its Vecs lie (channel Vec, row, tap)
+        const auto running = scratch(s.C * tap_blocks * s.R * row_size);
+        Eigen::Map<Array>(running.get(), s.C * tap_blocks * s.R * row_size).setZero();
+        auto block_sums = [&](std::int64_t c, std::int64_t tb, std::int64_t r0) {
+            return running.get() + ((c * tap_blocks + tb) * s.R + r0) * row_size;
         };
         for (std::int64_t n = 0; n < in.count; ++n)
             for (std::int64_t c = 0; c < s.C; ++c)
                 for (std::int64_t rb = 0; rb < row_blocks; ++rb)
                     for (std::int64_t tb = 0; tb < tap_blocks; ++tb)
-                        weight_gradient_block<Taps>(s, in, n, c, rb * Rows, tb * Taps,
-                                                    block_sums(c, rb, tb));
+                        with_rows<Rows>(
+                            std::min<std::int64_t>(Rows, s.R - rb * Rows), [&](auto rows) {
+                                weight_gradient_block<Taps, decltype(rows)::value, Vecs>(
+                                    s, in, n, c, rb * Rows, tb * Taps,
+                                    block_sums(c, tb, rb * Rows));
+                            });
         const std::int64_t RS = s.R * s.S;
         for (std::int64_t c = 0; c < s.C; ++c)
             for (std::int64_t r = 0; r < s.R; ++r)
                 for (std::int64_t t = 0; t < s.S; ++t) {
-                    const float* sums =
-                        block_sums(c, r / Rows, t / Taps) + ((r % Rows) * Taps + t % Taps) * lanes;
+                    const std::int64_t r0 = r / Rows * Rows;
+                    const std::int64_t rows = std::min<std::int64_t>(Rows, s.R - r0);
+                    const float* sums = block_sums(c, t / Taps, r0);
                     for (std::int64_t k = 0; k < s.K; ++k)
                         partial[(k * s.C + c) * RS + r * s.S + t] =
-                            sums[k / lanes * Rows * Taps * lanes + k % lanes];
+                            sums[((k / lanes * rows + r - r0) * Taps + t % Taps) * lanes +
+                                 k % lanes];
                 }
     };
-    ((width == Widths ? blocks(std::integral_constant<int, Widths>{}) : void()), ...);
+    const bool two = many_registers && in.out_lanes % (2 * lanes) == 0;
+    auto of_width = [&](auto taps) {
+        if (two)
+            blocks(taps, std::integral_constant<int, 2>{});
+        else
+            blocks(taps, std::integral_constant<int, 1>{});
+    };
+    ((width == Widths ? of_width(std::integral_constant<int, Widths>{}) : void()), ...);
 }
 
 // partial (K, C, R, S) = the weight gradient of images first .. first + in.count - 1 alone.
@@ -736,9 +781,8 @@ bool weight_gradient_by_pixels(const Conv2dShape& s) {
     if (s.stride_h != 1 || s.stride_w != 1 || s.K > most_channels_by_pixels) return false;
     const std::int64_t RS = s.R * s.S;
     const std::int64_t width = best_width(s.S, TapWidths{});
-    const std::int64_t rows = block_rows(width);
     const std::int64_t by_channels =  // one Vec of K per tap computed and pixel
-        ceil_div(s.R, rows) * rows * ceil_div(s.S, width) * width * s.P() * s.Q();
+        s.R * ceil_div(s.S, width) * width * s.P() * s.Q();
     const std::int64_t taps = flat_taps(s.K);
     const std::int64_t by_pixels =
         ceil_div(RS, taps) * taps * weight_gradient_planes(s).flat / lanes * s.K;
