@@ -1,5 +1,5 @@
-// cpu_eigen_omp conv2d by FFT: the three passes through the convolution theorem, with Eigen's FFT
-// module (unsupported/Eigen/FFT, kissfft underneath). Shapes as in cpu/naive/conv2d.hpp.
+// cpu_eigen_omp conv2d by FFT: the three passes through the convolution theorem, with FFTW (its
+// single-precision library, fftw3f). Shapes as in cpu/naive/conv2d.hpp.
 //
 // The math. On a grid of F_h x F_w points, the 2D discrete Fourier transform turns circular
 // correlation and convolution into pointwise products:
@@ -7,7 +7,7 @@
 //   convolution  z[i, j] = sum_{u, v} a[i - u, j - v] * f[u, v]   <=>  Z = A * F
 // (indices mod F_h and F_w; conj because the inputs are real). The sums are circular: an index
 // past the edge wraps around. The grid is made large enough that no sum we keep ever wraps:
-// F_h >= H + 2 pad_h, F_w >= W + 2 pad_w, the padded input, rounded up to a length kissfft
+// F_h >= H + 2 pad_h, F_w >= W + 2 pad_w, the padded input, rounded up to a length that
 // transforms fast (fft_length). Three planes are placed on it,
 // zero everywhere else:
 //   x  at (pad_h, pad_w): the zero-padded input xp;
@@ -39,14 +39,20 @@
 // A filter (w; the inverse: dw) fills only R of the F_h rows and S of the F_w columns, so its
 // transform is two small dense products instead, a "pruned" DFT:
 //   W = D_h (F_h, R) * w (R, S) * D_w (S, F_w/2 + 1),   D[f, p] = e^{-2 pi i f p / F},
-// done for all K*C filters at once as two matrix products (GEMMs). kissfft is scalar and
-// recursive, hundreds of nanoseconds per 80-point column, where a GEMM does a complex
-// multiply-add in a fraction of a nanosecond: on the 11x11 layer the product is several times
-// cheaper than the filters' FFTs, and it stays cheaper up to R ~ 30 on an 80-point grid (about
-// even for a filter as large as the grid).
+// done for all K*C filters at once as two matrix products (GEMMs). They were chosen when the
+// transforms were kissfft's (Eigen's FFT module), scalar and recursive, hundreds of nanoseconds per
+// 80-point column, where a GEMM does a complex multiply-add in a fraction of a nanosecond: on the
+// 11x11 layer the product was several times cheaper than the filters' FFTs. FFTW's transforms
+// are about 5x faster than kissfft's on these lengths (a plane of 64 real rows and 41 columns of
+// 80 points: 4.0 against 21.4 us on a Zen 5), which brings the two near each other; the products
+// were not measured against FFTW's transforms.
 //
-// The grid length is the one kissfft transforms fastest per 2D grid (fft_length, measured): 80,
-// not 72, for the bench's 64x64 layers.
+// Image planes go through FFTW, which vectorises its transforms: two plans per thread, each many
+// 1D transforms at once (PlaneTransform, PlaneInverse). Moving from kissfft to FFTW took the
+// 11x11 layer's forward from 4.1 to 1.9 ms on the Zen 5 (2 threads).
+//
+// The grid length comes from a cost model measured with kissfft (fft_length); FFTW's costs
+// per point are less regular but favour the same lengths here: 80 for the bench's 64x64 layers.
 //
 // Memory layout: a spectrum is stored column by column, (F_w/2 + 1, F_h), so each column FFT
 // reads contiguous memory, and the spectra of all planes are interleaved by column (Spectra), so
@@ -54,24 +60,26 @@
 // for the 11x11 layer: L2). Before, each output plane read its C input and C filter spectra
 // whole (0.8 MB) from memory.
 //
-// OpenMP: the FFTs over planes (each thread has its own Eigen::FFT, which keeps plans and
-// scratch), the channel sums over spectrum columns (each thread owns the columns it writes); the
-// filter products by Eigen's own product and by one single-threaded BLAS panel per OpenMP thread
-// (filter_transform).
+// OpenMP: the FFTs over batches of planes (each batch has its own FFTW plans and scratch, its
+// plans made under a lock: FFTW's planner is not thread-safe), the channel sums over spectrum
+// columns (each thread owns the columns it writes); the filter products by Eigen's own product and
+// by one single-threaded BLAS panel per OpenMP thread (filter_transform).
 //
 // lessons/10_conv_fft measures it against direct and im2col, and the sweep over filter sizes
 // where its cost stays flat while theirs grows with R*S (tables recorded in
 // lessons/08_conv_direct/conv.json and lessons/10_conv_fft/sweep.json).
+#include <fftw3.h>
+
 #include <cmath>
 #include <complex>
+#include <mutex>
 #include <numbers>
 #include <vector>
 
+#include "common/errors.hpp"
 #include "cpu/eigen_omp/conv_fft.hpp"
 #include "cpu/eigen_omp/eigen.hpp"
 #include "cpu/eigen_omp/parallel.hpp"
-
-#include <unsupported/Eigen/FFT>
 
 namespace triptych::cpu_eigen_omp {
 namespace {
@@ -80,18 +88,21 @@ using Complex = std::complex<float>;
 using ComplexArray = Eigen::Array<Complex, Eigen::Dynamic, 1>;
 using ComplexMatrix = Eigen::Matrix<Complex, Eigen::Dynamic, Eigen::Dynamic>;  // column-major
 
-// kissfft's time per point of a length-L transform, in ns: measured for L = 16..256 (a real and a
-// complex transform, best of 15 runs) at 7.5-10 when L has a factor 5, 10-13.7 for powers of 2 and
-// 12.5-14.3 for the others (a factor 3 and no 5): 72 costs more per 2D grid than 80.
-double kissfft_ns_per_point(std::int64_t L) {
+// A transform's time per point of a length-L grid, in ns, as kissfft measured for L = 16..256
+// (a real and a complex transform, best of 15 runs): 7.5-10 when L has a factor 5, 10-13.7 for
+// powers of 2 and 12.5-14.3 for the others (a factor 3 and no 5): 72 cost more per 2D grid than 80.
+// FFTW with FFTW_ESTIMATE plans, per point of a 2D grid (rows and columns) on a Zen 5: 0.71 at 80,
+// 0.97 at 72, 1.27 at 64, 0.96 at 100, 0.70 at 144, 0.88 at 240 but 8.3 at 256, 1.53 at 60: it
+// too favours a factor 5, and the model still picks 80 for 66..78 points, its fastest there.
+double grid_ns_per_point(std::int64_t L) {
     if (L % 5 == 0) return 9.0;
     if ((L & (L - 1)) == 0) return 12.0;
     return 14.0;
 }
 
-// The grid length for n points: a multiple of 4 (kissfft's fast real transform) with no prime
-// factor above 5 (its fast radices), the one in [n, 2n] of least estimated 2D cost
-// L^2 * kissfft_ns_per_point(L). For the bench's 64x64 inputs with pad 1..7 (n = 66..78) it is
+// The grid length for n points: a multiple of 4 with no prime factor above 5 (kissfft's fast real
+// transform and radices, kept for FFTW), the one in [n, 2n] of least estimated 2D cost
+// L^2 * grid_ns_per_point(L). For the bench's 64x64 inputs with pad 1..7 (n = 66..78) it is
 // 80, never 72.
 std::int64_t fft_length(std::int64_t n) {
     std::int64_t best = 0;
@@ -101,7 +112,7 @@ std::int64_t fft_length(std::int64_t n) {
         std::int64_t rest = length;
         for (std::int64_t factor : {2, 3, 5})
             while (rest % factor == 0) rest /= factor;
-        const double cost = double(length) * double(length) * kissfft_ns_per_point(length);
+        const double cost = double(length) * double(length) * grid_ns_per_point(length);
         if (rest == 1 && (best == 0 || cost < best_cost)) {
             best = length;
             best_cost = cost;
@@ -173,60 +184,134 @@ private:
     Complex* data_;
 };
 
-// One thread's 2D transforms of planes placed on a grid at `at`.
-class PlaneFft {
+// FFTW's planner is not thread-safe; its plans are, each executed by one thread here. Plans are
+// made and destroyed under this lock.
+std::mutex fftw_planner;
+
+// FFTW's complex type is two floats, as std::complex<float> is; its functions take non-const
+// arrays, though an out-of-place complex transform never writes its input.
+fftwf_complex* as_fftw(const Complex* p) {
+    return reinterpret_cast<fftwf_complex*>(const_cast<Complex*>(p));
+}
+
+// A plan of many 1D transforms, made by `make` (an fftwf_plan_many_* call, FFTW_ESTIMATE: a
+// plan from FFTW's rules, made in microseconds, where FFTW_MEASURE would time candidates and
+// overwrite the arrays), destroyed with the object.
+class Plan {
 public:
-    PlaneFft(const FftGrid& grid, const Placement& at)
+    template <typename Make>
+    explicit Plan(Make make) {
+        const std::lock_guard lock(fftw_planner);
+        plan_ = make();
+        if (plan_ == nullptr) throw Error("conv2d (fft): FFTW could not plan a transform");
+    }
+    ~Plan() {
+        const std::lock_guard lock(fftw_planner);
+        fftwf_destroy_plan(plan_);
+    }
+    Plan(const Plan&) = delete;
+    Plan& operator=(const Plan&) = delete;
+    fftwf_plan get() const { return plan_; }
+
+private:
+    fftwf_plan plan_ = nullptr;
+};
+
+int as_int(std::int64_t n) { return static_cast<int>(n); }  // FFTW counts in int
+
+// One thread's 2D transforms of planes placed on a grid at `at`, into `spectra`: two FFTW plans
+// of many 1D transforms each, made once and run for every plane. The first transforms the real
+// grid rows that hold data (rows_, at.rows x Fw) and writes row g's Fw/2 + 1 outputs down
+// columns_, at j*Fh + g (FFTW takes an output stride: the transpose costs nothing); the second
+// transforms every column of columns_ into the plane's place in spectra. The grid points that
+// never receive data, in rows_ and columns_, keep the zeros they start with.
+class PlaneTransform {
+public:
+    PlaneTransform(const FftGrid& grid, const Placement& at, Spectra& spectra)
         : grid_(grid),
           at_(at),
-          grid_row_(static_cast<std::size_t>(grid.Fw), 0.0f),
-          spectrum_row_(static_cast<std::size_t>(grid.half)),
-          forward_columns_(static_cast<std::size_t>(grid.spectrum_size()), Complex(0.0f)),
-          inverse_columns_(static_cast<std::size_t>(grid.spectrum_size())) {
-        fft_.SetFlag(Eigen::FFT<float>::HalfSpectrum);  // real rows: keep Fw/2 + 1 outputs
-        fft_.SetFlag(Eigen::FFT<float>::Unscaled);      // the 1/(Fh*Fw) is applied once, at the end
-    }
+          spectra_(spectra),
+          rows_(Array::Zero(at.rows * grid.Fw)),
+          columns_(ComplexArray::Zero(grid.spectrum_size())),
+          row_plan_([&] {
+              const int n = as_int(grid.Fw);
+              return fftwf_plan_many_dft_r2c(1, &n, as_int(at.rows), rows_.data(), nullptr, 1, n,
+                                             as_fftw(columns_.data() + at.row_offset), nullptr,
+                                             as_int(grid.Fh), as_int(at.row_step), FFTW_ESTIMATE);
+          }),
+          column_plan_([&] {
+              const int n = as_int(grid.Fh);
+              return fftwf_plan_many_dft(1, &n, as_int(grid.half), as_fftw(columns_.data()),
+                                         nullptr, 1, n, as_fftw(spectra.column(0, 0)), nullptr, 1,
+                                         as_int(spectra.count() * grid.Fh), FFTW_FORWARD,
+                                         FFTW_ESTIMATE);
+          }) {}
 
-    // Plane `index` of `spectra` = the transform of the grid holding `plane`: the rows with data,
-    // each scattered into the columns, then every column. The grid points that never receive
-    // data, in grid_row_ and in forward_columns_, keep the zeros set above.
-    void forward(const float* plane, Spectra& spectra, std::int64_t index) {
-        const std::int64_t Fh = grid_.Fh, Fw = grid_.Fw, half = grid_.half;
-        for (std::int64_t i = 0; i < at_.rows; ++i) {
-            const std::int64_t g = at_.row_offset + i * at_.row_step;  // its grid row
+    // Plane `index` of the spectra = the transform of the grid holding `plane`.
+    void forward(const float* plane, std::int64_t index) {
+        for (std::int64_t i = 0; i < at_.rows; ++i)
             for (std::int64_t j = 0; j < at_.cols; ++j)
-                grid_row_[at_.col_offset + j * at_.col_step] = plane[i * at_.cols + j];
-            fft_.fwd(spectrum_row_.data(), grid_row_.data(), Fw);
-            for (std::int64_t j = 0; j < half; ++j) forward_columns_[j * Fh + g] = spectrum_row_[j];
-        }
-        for (std::int64_t j = 0; j < half; ++j)
-            fft_.fwd(spectra.column(j, index), &forward_columns_[j * Fh], Fh);
-    }
-
-    // plane = the grid whose transform is plane `index` of `spectra`, read where `at` says:
-    // every column, then only the rows kept.
-    void inverse(const Spectra& spectra, std::int64_t index, float* plane) {
-        const std::int64_t Fh = grid_.Fh, Fw = grid_.Fw, half = grid_.half;
-        const float scale = 1.0f / float(Fh * Fw);
-        for (std::int64_t j = 0; j < half; ++j)
-            fft_.inv(&inverse_columns_[j * Fh], spectra.column(j, index), Fh);
-        for (std::int64_t i = 0; i < at_.rows; ++i) {
-            const std::int64_t g = at_.row_offset + i * at_.row_step;  // the grid row to keep
-            for (std::int64_t j = 0; j < half; ++j) spectrum_row_[j] = inverse_columns_[j * Fh + g];
-            fft_.inv(grid_row_.data(), spectrum_row_.data(), Fw);
-            for (std::int64_t j = 0; j < at_.cols; ++j)
-                plane[i * at_.cols + j] = grid_row_[at_.col_offset + j * at_.col_step] * scale;
-        }
+                rows_[i * grid_.Fw + at_.col_offset + j * at_.col_step] = plane[i * at_.cols + j];
+        fftwf_execute(row_plan_.get());
+        // the same plan on another output: one of the same alignment (columns are Fh complex
+        // numbers apart, Fh a multiple of 4), as FFTW requires
+        fftwf_execute_dft(column_plan_.get(), as_fftw(columns_.data()),
+                          as_fftw(spectra_.column(0, index)));
     }
 
 private:
     const FftGrid& grid_;
     const Placement& at_;
-    Eigen::FFT<float> fft_;
-    std::vector<float> grid_row_;           // one real grid row, Fw
-    std::vector<Complex> spectrum_row_;     // its transform, half
-    std::vector<Complex> forward_columns_;  // the row transforms, column by column, (half, Fh)
-    std::vector<Complex> inverse_columns_;  // the column inverses, (half, Fh)
+    Spectra& spectra_;
+    Array rows_;            // the real grid rows with data, (at.rows, Fw)
+    ComplexArray columns_;  // their transforms, column by column, (half, Fh)
+    Plan row_plan_, column_plan_;
+};
+
+// One thread's inverse 2D transforms of the planes of Z, read where `at` says: every column
+// (FFTW, many at once), then only the grid rows kept, each read down the columns (an input
+// stride) and transformed back to Fw reals. The complex-to-real transforms overwrite columns_,
+// which the next plane rewrites.
+class PlaneInverse {
+public:
+    PlaneInverse(const FftGrid& grid, const Placement& at, const Spectra& Z)
+        : grid_(grid),
+          at_(at),
+          Z_(Z),
+          columns_(grid.spectrum_size()),
+          rows_(at.rows * grid.Fw),
+          column_plan_([&] {
+              const int n = as_int(grid.Fh);
+              return fftwf_plan_many_dft(1, &n, as_int(grid.half), as_fftw(Z.column(0, 0)), nullptr,
+                                         1, as_int(Z.count() * grid.Fh), as_fftw(columns_.data()),
+                                         nullptr, 1, n, FFTW_BACKWARD, FFTW_ESTIMATE);
+          }),
+          row_plan_([&] {
+              const int n = as_int(grid.Fw);
+              return fftwf_plan_many_dft_c2r(
+                  1, &n, as_int(at.rows), as_fftw(columns_.data() + at.row_offset), nullptr,
+                  as_int(grid.Fh), as_int(at.row_step), rows_.data(), nullptr, 1, n, FFTW_ESTIMATE);
+          }) {}
+
+    // plane = the grid whose transform is plane `index` of Z, unscaled by FFTW and scaled here.
+    void inverse(std::int64_t index, float* plane) {
+        fftwf_execute_dft(column_plan_.get(), as_fftw(Z_.column(0, index)),
+                          as_fftw(columns_.data()));
+        fftwf_execute(row_plan_.get());
+        const float scale = 1.0f / float(grid_.Fh * grid_.Fw);
+        for (std::int64_t i = 0; i < at_.rows; ++i)
+            for (std::int64_t j = 0; j < at_.cols; ++j)
+                plane[i * at_.cols + j] =
+                    rows_[i * grid_.Fw + at_.col_offset + j * at_.col_step] * scale;
+    }
+
+private:
+    const FftGrid& grid_;
+    const Placement& at_;
+    const Spectra& Z_;
+    ComplexArray columns_;  // the column inverses, (half, Fh)
+    Array rows_;            // the real grid rows kept, (at.rows, Fw)
+    Plan column_plan_, row_plan_;
 };
 
 // The spectra of `count` planes placed at `at`, one after the other. OpenMP over batches of planes.
@@ -234,9 +319,9 @@ Spectra transform(const FftGrid& grid, std::int64_t count, const float* planes, 
                   Role role) {
     Spectra spectra(grid, count, role);
     for_each_batch(count, grid.spectrum_size(), [&](std::int64_t begin, std::int64_t n) {
-        PlaneFft fft(grid, at);
+        PlaneTransform fft(grid, at, spectra);
         for (std::int64_t i = begin; i < begin + n; ++i)
-            fft.forward(planes + i * at.rows * at.cols, spectra, i);
+            fft.forward(planes + i * at.rows * at.cols, i);
     });
     return spectra;
 }
@@ -326,8 +411,8 @@ Spectra channel_sum(const FftGrid& grid, std::int64_t A, std::int64_t B, std::in
 void inverse_transform(const FftGrid& grid, const Spectra& Z, const Placement& at, float* out) {
     const std::int64_t plane_size = at.rows * at.cols;
     for_each_batch(Z.count(), grid.spectrum_size(), [&](std::int64_t begin, std::int64_t n) {
-        PlaneFft fft(grid, at);
-        for (std::int64_t i = begin; i < begin + n; ++i) fft.inverse(Z, i, out + i * plane_size);
+        PlaneInverse fft(grid, at, Z);
+        for (std::int64_t i = begin; i < begin + n; ++i) fft.inverse(i, out + i * plane_size);
     });
 }
 
