@@ -49,7 +49,9 @@
 //
 // Image planes go through FFTW, which vectorises its transforms: two plans per thread, each many
 // 1D transforms at once (PlaneTransform, PlaneInverse). Moving from kissfft to FFTW took the
-// 11x11 layer's forward from 4.1 to 1.9 ms on the Zen 5 (2 threads).
+// 11x11 layer's forward from 4.1 to 1.9 ms on the Zen 5 (2 threads). perf of the 11x11 layer's
+// forward, 2 threads (Zen 5): FFTW 34% (making its plans included), the channel sums 30%, the
+// filter products 17% (OpenBLAS's complex GEMM), the OpenMP runtime 6%.
 //
 // The grid length comes from a cost model measured with kissfft (fft_length); FFTW's costs
 // per point are less regular but favour the same lengths here: 80 for the bench's 64x64 layers.
