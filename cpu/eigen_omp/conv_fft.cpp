@@ -62,8 +62,9 @@
 // for the 11x11 layer: L2). Before, each output plane read its C input and C filter spectra
 // whole (0.8 MB) from memory.
 //
-// OpenMP: the FFTs over batches of planes (each batch has its own FFTW plans and scratch, its
-// plans made under a lock: FFTW's planner is not thread-safe), the channel sums over spectrum
+// OpenMP: the FFTs over batches of planes (each thread makes its FFTW plans and scratch once per
+// call, for_each_batch_with, the plans under a lock: FFTW's planner is not thread-safe), the
+// channel sums over spectrum
 // columns (each thread owns the columns it writes); the filter products by Eigen's own product and
 // by one single-threaded BLAS panel per OpenMP thread (filter_transform).
 //
@@ -320,11 +321,12 @@ private:
 Spectra transform(const FftGrid& grid, std::int64_t count, const float* planes, const Placement& at,
                   Role role) {
     Spectra spectra(grid, count, role);
-    for_each_batch(count, grid.spectrum_size(), [&](std::int64_t begin, std::int64_t n) {
-        PlaneTransform fft(grid, at, spectra);
-        for (std::int64_t i = begin; i < begin + n; ++i)
-            fft.forward(planes + i * at.rows * at.cols, i);
-    });
+    for_each_batch_with(
+        count, grid.spectrum_size(), [&] { return PlaneTransform(grid, at, spectra); },
+        [&](PlaneTransform& fft, std::int64_t begin, std::int64_t n) {
+            for (std::int64_t i = begin; i < begin + n; ++i)
+                fft.forward(planes + i * at.rows * at.cols, i);
+        });
     return spectra;
 }
 
@@ -412,10 +414,11 @@ Spectra channel_sum(const FftGrid& grid, std::int64_t A, std::int64_t B, std::in
 // planes.
 void inverse_transform(const FftGrid& grid, const Spectra& Z, const Placement& at, float* out) {
     const std::int64_t plane_size = at.rows * at.cols;
-    for_each_batch(Z.count(), grid.spectrum_size(), [&](std::int64_t begin, std::int64_t n) {
-        PlaneInverse fft(grid, at, Z);
-        for (std::int64_t i = begin; i < begin + n; ++i) fft.inverse(i, out + i * plane_size);
-    });
+    for_each_batch_with(
+        Z.count(), grid.spectrum_size(), [&] { return PlaneInverse(grid, at, Z); },
+        [&](PlaneInverse& fft, std::int64_t begin, std::int64_t n) {
+            for (std::int64_t i = begin; i < begin + n; ++i) fft.inverse(i, out + i * plane_size);
+        });
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 //                        (large independent items: a convolution's images or planes). A thread
 //                        slowed by other work on its core then takes fewer batches instead of
 //                        holding everyone up, as a fixed half of the work would.
+//                        for_each_batch_with gives each thread a state of its own, made once.
 //   sum_in_fixed_chunks  a parallel sum whose bits do not depend on the number of threads: the
 //                        items are cut into chunks whose size depends only on the problem, each
 //                        chunk's partial sum lands in its own slot, and the slots are added in
@@ -50,20 +51,31 @@ void for_each_slice(std::int64_t items, std::int64_t item_size, Body body) {
     }
 }
 
-// Runs body(begin, count) over `items` items of `item_size` floats each, in batches of about a
-// quarter of an even share per thread, taken by the threads as they become free
-// (schedule(dynamic)). Each item must be computed the same whichever thread takes it; body may
-// set up per-call scratch, reused across its batch.
-template <typename Body>
-void for_each_batch(std::int64_t items, std::int64_t item_size, Body body) {
+// Runs body(state, begin, count) over `items` items of `item_size` floats each, in batches of
+// about a quarter of an even share per thread, taken by the threads as they become free
+// (schedule(dynamic)). Each thread that takes part first makes its own state with make() (its
+// scratch, its FFT plans: whatever costs too much to set up per batch) and keeps it for every
+// batch it takes. Each item must be computed the same whichever thread takes it.
+template <typename Make, typename Body>
+void for_each_batch_with(std::int64_t items, std::int64_t item_size, Make make, Body body) {
 #pragma omp parallel if (worth_threads(items * item_size))
     {
+        auto state = make();
         const std::int64_t batch =
             std::max<std::int64_t>(1, items / (4 * std::int64_t{omp_get_num_threads()}));
 #pragma omp for schedule(dynamic)
         for (std::int64_t begin = 0; begin < items; begin += batch)
-            body(begin, std::min(batch, items - begin));
+            body(state, begin, std::min(batch, items - begin));
     }
+}
+
+// for_each_batch_with without a state: body(begin, count); body may set up per-call scratch,
+// reused across its batch.
+template <typename Body>
+void for_each_batch(std::int64_t items, std::int64_t item_size, Body body) {
+    for_each_batch_with(
+        items, item_size, [] { return 0; },
+        [&](int, std::int64_t begin, std::int64_t count) { body(begin, count); });
 }
 
 // Returns the sum over chunks of partial_sum(begin, count), a double, for `items` items of
