@@ -187,7 +187,7 @@ void load_gradient(const Conv2dShape& s, ImageChunk chunk, const float* dy, floa
 // Scratch for the largest chunk: col, and the GEMM-layout copy of y or dy. Left uninitialised
 // (every entry is written before it is read): zeroing megabytes would cost as much as im2col.
 struct Im2colBuffers {
-    std::unique_ptr<float[]> col, gemm_layout;
+    Scratch col, gemm_layout;
     explicit Im2colBuffers(const Conv2dShape& s)
         : col(scratch(s.C * s.R * s.S * images_per_gemm(s) * s.P() * s.Q())),
           gemm_layout(scratch(s.K * images_per_gemm(s) * s.P() * s.Q())) {}

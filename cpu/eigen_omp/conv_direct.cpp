@@ -532,7 +532,7 @@ void correlate_batch(const Correlation& g, std::int64_t N, const float* in, std:
 // The filters as correlate_batch reads them, (in_channels, R, S, out_lanes), zeros past
 // out_channels. Forward: in = C, out = K, f[c, r, t, k] = w[k, c, r, t]. Backward_data
 // (`flipped`): in = K, out = C, f[k, r, t, c] = w[k, c, R-1-r, S-1-t].
-std::unique_ptr<float[]> filters_by_tap(const Conv2dShape& s, const Correlation& g, const float* w,
+Scratch filters_by_tap(const Conv2dShape& s, const Correlation& g, const float* w,
                                         bool flipped) {
     auto f = scratch(g.in_channels * s.R * s.S * g.out_lanes);
     Eigen::Map<Array>(f.get(), g.in_channels * s.R * s.S * g.out_lanes).setZero();
