@@ -15,10 +15,12 @@
 // "interior" columns, whose windows lie wholly inside the image; the few columns at the left and
 // right edges, whose windows hang over the padding, are computed one window at a time with the
 // reference's loops. Windows are clipped vertically per row, so rows need no such split. A stride
-// of 1 or 2 is a compile-time constant (with_stride). Max pooling over 2x2 windows at stride 2
-// without padding, LeNet's, skips all this: max_pool_2x2 takes the winners of a group of planes
-// in two passes, down each column pair and then across, each one flat vectorised loop, which
-// leaves no lane idle on LeNet's short rows.
+// of 1 or 2 is a compile-time constant (with_stride). Max pooling at strides 1 and 2 leaves these
+// loops for two passes over each plane, the second flat over the whole plane
+// (max_pool_columns_plane), so that no row ends in a scalar remainder. Max pooling over 2x2
+// windows at stride 2 without padding, LeNet's, has loops of its own: max_pool_2x2 takes the
+// winners of a group of planes in two passes, down each column pair and then across, each one
+// flat vectorised loop, which leaves no lane idle on LeNet's short rows.
 //
 // Backward: max scatters dy to its argmax (dx += at an index, one output at a time); average
 // spreads each output row's shares dy / count over one row of W columns, then adds that row to the
@@ -207,6 +209,105 @@ void max_pool_2x2(const Pool2dShape& s, const float* x, float* y, float* argmax)
     });
 }
 
+// Max pooling at stride_w 1 or 2 (every shape but LeNet's 2x2, which max_pool_2x2 runs), in two
+// passes over each plane, as max_pool_2x2 does:
+//   down    for every output row p and input column w, the winner of the column's window rows
+//           (x[h, w], h in the rows of p's windows), its value and its index h*W + w (a float);
+//           loops along whole input rows, which the compiler vectorises;
+//   across  for every output, the winner of its window's window_w column winners. The column
+//           winners are laid out in rows of stride_w * Q' columns, Q' = Q plus the outputs (one
+//           at most, or none) that the last window's reach past stride_w * Q needs, so that
+//           column j of output k = p*Q' + q lies at k*stride_w + j - pad_w: one affine index over
+//           the whole plane, one flat vectorised loop per tap. Where Q' > Q, the extra output of
+//           each row is computed and dropped (written to `wide`, copied out row by row).
+// The row-at-a-time loops of max_pool_plane leave a remainder at the end of every row and tap (7
+// of the benchmark's 55 columns after three Vecs of 16), which GCC compiled to scalar code that
+// took about two thirds of the time (perf). On a Zen 5, 2 alternating runs of 3 interleaved
+// repetitions: max_pool2d_forward 16x64x112x112_w3s2 9.26-9.48 -> 4.25-4.36 ms. Edge outputs, whose
+// windows hang over the padding, read the neighbouring row's column winners in the flat pass and
+// are computed again, one window at a time. The winners are the reference's: in `across`, a column
+// winner replaces the one so far when replaces_max, and when neither replaces the other (equal, or
+// both NaN) the one with the smaller index, the first in row-major order, wins.
+struct ColumnWinners {
+    std::int64_t Q_wide;  // Q'
+    std::int64_t cols;    // stride_w * Q', the row length of the column winners
+    std::int64_t front;   // floats before the first row: pad_w, for the first output's taps
+    std::int64_t size;    // front, P rows and the floats the last output's last tap reaches
+};
+
+ColumnWinners column_winners(const Pool2dShape& s) {
+    const std::int64_t P = s.P(), Q = s.Q();
+    // the last interior window reaches column stride_w*(Q-1) + window_w - 1 - pad_w
+    const std::int64_t Q_wide =
+        std::max(Q, ceil_div(s.stride_w * (Q - 1) + s.window_w - s.pad_w, s.stride_w));
+    const std::int64_t cols = s.stride_w * Q_wide;
+    const std::int64_t back = std::max<std::int64_t>(0, s.window_w - s.pad_w - s.stride_w);
+    return {Q_wide, cols, s.pad_w, s.pad_w + P * cols + back};
+}
+
+template <typename Stride>
+void max_pool_columns_plane(const Pool2dShape& s, InteriorColumns inner, ColumnWinners layout,
+                            Stride stride, const float* in, float* y, float* argmax, float* down,
+                            float* down_index, float* wide, float* wide_index) {
+    const std::int64_t P = s.P(), Q = s.Q(), Q_wide = layout.Q_wide;
+    // 32-bit columns: converting 64-bit integers to floats has a vector instruction only in
+    // AVX-512 (max_pool_2x2_group)
+    const std::int32_t W = std::int32_t(std::min(s.W, layout.cols));
+    for (std::int64_t p = 0; p < P; ++p) {
+        const PoolWindow rows = pool_window(s, p, 0);
+        float* value = down + p * layout.cols;
+        float* index = down_index + p * layout.cols;
+        // index holds the winning row's start h*W until the end, then w is added (exact: both
+        // below 2^24), as max_pool_plane does: GCC does not vectorise a select with an
+        // integer-to-float conversion on one side (it might raise a floating-point flag).
+        std::copy(in + rows.h0 * s.W, in + rows.h0 * s.W + W, value);
+        std::fill(index, index + W, float(rows.h0 * s.W));
+        for (std::int64_t h = rows.h0 + 1; h < rows.h1; ++h) {
+            const float* row = in + h * s.W;
+            const float row_start = float(h * s.W);
+            for (std::int32_t w = 0; w < W; ++w) {
+                const float v = row[w];
+                const bool replaces = replaces_max(v, value[w]);
+                value[w] = replaces ? v : value[w];
+                index[w] = replaces ? row_start : index[w];
+            }
+        }
+        for (std::int32_t w = 0; w < W; ++w) index[w] += float(w);
+    }
+    float* out = Q_wide == Q ? y : wide;
+    float* out_index = Q_wide == Q ? argmax : wide_index;
+    for (std::int64_t k = 0; k < P * Q_wide; ++k) {  // column 0 of every window starts it
+        out[k] = down[k * stride - s.pad_w];
+        out_index[k] = down_index[k * stride - s.pad_w];
+    }
+    for (std::int64_t j = 1; j < s.window_w; ++j) {
+        const float* value = down + j - s.pad_w;
+        const float* index = down_index + j - s.pad_w;
+        for (std::int64_t k = 0; k < P * Q_wide; ++k) {
+            const float v = value[k * stride], i = index[k * stride];
+            const bool replaces =
+                replaces_max(v, out[k]) | (!replaces_max(out[k], v) & (i < out_index[k]));
+            out[k] = replaces ? v : out[k];
+            out_index[k] = replaces ? i : out_index[k];
+        }
+    }
+    if (Q_wide != Q)
+        for (std::int64_t p = 0; p < P; ++p) {
+            std::copy(wide + p * Q_wide, wide + p * Q_wide + Q, y + p * Q);
+            std::copy(wide_index + p * Q_wide, wide_index + p * Q_wide + Q, argmax + p * Q);
+        }
+    for (std::int64_t p = 0; p < P; ++p)
+        for_each_edge_column(inner, Q, [&](std::int64_t q) {
+            const PoolWindow win = pool_window(s, p, q);
+            std::int64_t best = win.h0 * s.W + win.w0;
+            for (std::int64_t h = win.h0; h < win.h1; ++h)
+                for (std::int64_t w = win.w0; w < win.w1; ++w)
+                    if (replaces_max(in[h * s.W + w], in[best])) best = h * s.W + w;
+            y[p * Q + q] = in[best];
+            argmax[p * Q + q] = float(best);
+        });
+}
+
 // One plane: in (H, W) -> y (P, Q); stride is s.stride_w (with_stride).
 template <typename Stride>
 void avg_pool_plane(const Pool2dShape& s, InteriorColumns inner, Stride stride, const float* in,
@@ -240,6 +341,27 @@ void max_pool2d_forward(const Pool2dShape& s, const float* x, float* y, float* a
     const InteriorColumns inner = interior_columns(s);
     if (two_by_two(s)) {
         max_pool_2x2(s, x, y, argmax);
+        return;
+    }
+    if (s.stride_w <= 2) {
+        const ColumnWinners layout = column_winners(s);
+        const std::int64_t in_size = s.H * s.W, out_size = s.P() * s.Q();
+        const std::int64_t wide_size = s.P() * layout.Q_wide;
+        with_stride(s, [&](auto stride) {
+            for_each_slice(s.N * s.C, in_size, [&](std::int64_t begin, std::int64_t count) {
+                const auto down = scratch(layout.size), down_index = scratch(layout.size);
+                const auto wide = scratch(wide_size), wide_index = scratch(wide_size);
+                // Zeros where no input column lands (the margins, the columns past W): only
+                // outputs computed again or dropped read them.
+                Eigen::Map<Array>(down.get(), layout.size).setZero();
+                Eigen::Map<Array>(down_index.get(), layout.size).setZero();
+                for (std::int64_t i = begin; i < begin + count; ++i)
+                    max_pool_columns_plane(
+                        s, inner, layout, stride, x + i * in_size, y + i * out_size,
+                        argmax + i * out_size, down.get() + layout.front,
+                        down_index.get() + layout.front, wide.get(), wide_index.get());
+            });
+        });
         return;
     }
     with_stride(s, [&](auto stride) {
