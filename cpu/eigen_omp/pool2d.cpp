@@ -337,36 +337,43 @@ void avg_pool_plane(const Pool2dShape& s, InteriorColumns inner, Stride stride, 
     }
 }
 
-void max_pool2d_forward(const Pool2dShape& s, const float* x, float* y, float* argmax) {
-    const InteriorColumns inner = interior_columns(s);
+// Version 2: max_pool_plane's row of outputs per tap for every shape (LeNet's 2x2 by max_pool_2x2).
+void max_pool2d_forward_row_taps(const Pool2dShape& s, const float* x, float* y, float* argmax) {
     if (two_by_two(s)) {
         max_pool_2x2(s, x, y, argmax);
         return;
     }
-    if (s.stride_w <= 2) {
-        const ColumnWinners layout = column_winners(s);
-        const std::int64_t in_size = s.H * s.W, out_size = s.P() * s.Q();
-        const std::int64_t wide_size = s.P() * layout.Q_wide;
-        with_stride(s, [&](auto stride) {
-            for_each_slice(s.N * s.C, in_size, [&](std::int64_t begin, std::int64_t count) {
-                const auto down = scratch(layout.size), down_index = scratch(layout.size);
-                const auto wide = scratch(wide_size), wide_index = scratch(wide_size);
-                // Zeros where no input column lands (the margins, the columns past W): only
-                // outputs computed again or dropped read them.
-                Eigen::Map<Array>(down.get(), layout.size).setZero();
-                Eigen::Map<Array>(down_index.get(), layout.size).setZero();
-                for (std::int64_t i = begin; i < begin + count; ++i)
-                    max_pool_columns_plane(
-                        s, inner, layout, stride, x + i * in_size, y + i * out_size,
-                        argmax + i * out_size, down.get() + layout.front,
-                        down_index.get() + layout.front, wide.get(), wide_index.get());
-            });
-        });
-        return;
-    }
+    const InteriorColumns inner = interior_columns(s);
     with_stride(s, [&](auto stride) {
         for_each_plane(s, [&](std::int64_t in, std::int64_t out) {
             max_pool_plane(s, inner, stride, x + in, y + out, argmax + out);
+        });
+    });
+}
+
+// Version 3: the column winners (max_pool_columns_plane) at strides 1 and 2, version 2 otherwise.
+void max_pool2d_forward(const Pool2dShape& s, const float* x, float* y, float* argmax) {
+    if (two_by_two(s) || s.stride_w > 2) {
+        max_pool2d_forward_row_taps(s, x, y, argmax);
+        return;
+    }
+    const InteriorColumns inner = interior_columns(s);
+    const ColumnWinners layout = column_winners(s);
+    const std::int64_t in_size = s.H * s.W, out_size = s.P() * s.Q();
+    const std::int64_t wide_size = s.P() * layout.Q_wide;
+    with_stride(s, [&](auto stride) {
+        for_each_slice(s.N * s.C, in_size, [&](std::int64_t begin, std::int64_t count) {
+            const auto down = scratch(layout.size), down_index = scratch(layout.size);
+            const auto wide = scratch(wide_size), wide_index = scratch(wide_size);
+            // Zeros where no input column lands (the margins, the columns past W): only
+            // outputs computed again or dropped read them.
+            Eigen::Map<Array>(down.get(), layout.size).setZero();
+            Eigen::Map<Array>(down_index.get(), layout.size).setZero();
+            for (std::int64_t i = begin; i < begin + count; ++i)
+                max_pool_columns_plane(s, inner, layout, stride, x + i * in_size, y + i * out_size,
+                                       argmax + i * out_size, down.get() + layout.front,
+                                       down_index.get() + layout.front, wide.get(),
+                                       wide_index.get());
         });
     });
 }
@@ -416,10 +423,15 @@ void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx) {
 }  // namespace
 
 [[maybe_unused]] const bool registered =
-    register_kernel(
+    register_kernels(
         "cpu_eigen_omp", ops::max_pool2d_forward,
-        {2, "row_taps", "a whole output row per window tap, vectorised; planes over threads",
-         max_pool2d_forward}) &&
+        {{2, "row_taps", "a whole output row per window tap, vectorised; planes over threads",
+          max_pool2d_forward_row_taps},
+         {3, "column_winners",
+          "strides 1 and 2: every column's winner over the window rows, then every output's over "
+          "its columns, flat over the plane",
+          max_pool2d_forward}},
+        /*default_version=*/3) &&
     register_kernel(
         "cpu_eigen_omp", ops::max_pool2d_backward,
         {2, "planes", "each thread scatters into its own planes of dx", max_pool2d_backward}) &&
