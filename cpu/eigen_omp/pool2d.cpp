@@ -98,6 +98,17 @@ void with_stride(const Pool2dShape& s, Body body) {
         body(s.stride_w);
 }
 
+// The index in the plane `in` of the winner of output (p, q)'s window, as the reference finds it:
+// one window at a time, for the edge columns.
+std::int64_t window_argmax(const Pool2dShape& s, const float* in, std::int64_t p, std::int64_t q) {
+    const PoolWindow win = pool_window(s, p, q);
+    std::int64_t best = win.h0 * s.W + win.w0;
+    for (std::int64_t h = win.h0; h < win.h1; ++h)
+        for (std::int64_t w = win.w0; w < win.w1; ++w)
+            if (replaces_max(in[h * s.W + w], in[best])) best = h * s.W + w;
+    return best;
+}
+
 // One plane: in (H, W) -> y, argmax (P, Q); stride is s.stride_w (with_stride).
 template <typename Stride>
 void max_pool_plane(const Pool2dShape& s, InteriorColumns inner, Stride stride, const float* in,
@@ -108,11 +119,7 @@ void max_pool_plane(const Pool2dShape& s, InteriorColumns inner, Stride stride, 
         float* argmax_row = argmax + p * Q;
         // The edges: one window at a time, as the reference.
         for_each_edge_column(inner, Q, [&](std::int64_t q) {
-            const PoolWindow win = pool_window(s, p, q);
-            std::int64_t best = win.h0 * s.W + win.w0;
-            for (std::int64_t h = win.h0; h < win.h1; ++h)
-                for (std::int64_t w = win.w0; w < win.w1; ++w)
-                    if (replaces_max(in[h * s.W + w], in[best])) best = h * s.W + w;
+            const std::int64_t best = window_argmax(s, in, p, q);
             y_row[q] = in[best];
             argmax_row[q] = float(best);
         });
@@ -298,11 +305,7 @@ void max_pool_columns_plane(const Pool2dShape& s, InteriorColumns inner, ColumnW
         }
     for (std::int64_t p = 0; p < P; ++p)
         for_each_edge_column(inner, Q, [&](std::int64_t q) {
-            const PoolWindow win = pool_window(s, p, q);
-            std::int64_t best = win.h0 * s.W + win.w0;
-            for (std::int64_t h = win.h0; h < win.h1; ++h)
-                for (std::int64_t w = win.w0; w < win.w1; ++w)
-                    if (replaces_max(in[h * s.W + w], in[best])) best = h * s.W + w;
+            const std::int64_t best = window_argmax(s, in, p, q);
             y[p * Q + q] = in[best];
             argmax[p * Q + q] = float(best);
         });
