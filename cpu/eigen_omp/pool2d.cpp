@@ -364,7 +364,9 @@ void max_pool2d_forward(const Pool2dShape& s, const float* x, float* y, float* a
     const ColumnWinners layout = column_winners(s);
     const std::int64_t in_size = s.H * s.W, out_size = s.P() * s.Q();
     const std::int64_t wide_size = s.P() * layout.Q_wide;
-    with_stride(s, [&](auto stride) {
+    // Strides 1 and 2 only, each a compile-time constant (with_stride would also compile a
+    // run-time stride, which never comes here).
+    auto run = [&](auto stride) {
         for_each_slice(s.N * s.C, in_size, [&](std::int64_t begin, std::int64_t count) {
             const auto down = scratch(layout.size), down_index = scratch(layout.size);
             const auto wide = scratch(wide_size), wide_index = scratch(wide_size);
@@ -378,7 +380,11 @@ void max_pool2d_forward(const Pool2dShape& s, const float* x, float* y, float* a
                                        down_index.get() + layout.front, wide.get(),
                                        wide_index.get());
         });
-    });
+    };
+    if (s.stride_w == 1)
+        run(std::integral_constant<std::int64_t, 1>{});
+    else
+        run(std::integral_constant<std::int64_t, 2>{});
 }
 
 // dx = 0, then dx[argmax] += dy, plane by plane (argmax indexes within its plane).
