@@ -312,11 +312,15 @@ using WidthList = std::integer_sequence<int, Widths...>;
 // ways) went from 2 Vecs by 8 pixels (16 sums) to these: forward 9.1-10.1 -> 8.0-8.2 ms on a
 // Zen 5, though its rows of 56 are computed as 60. 4 by 7 (28 sums, one spilled to the stack)
 // ran between the two. Else 2 Vecs (32 channels) when out_lanes is a multiple of 32, 1
-// otherwise, widths up to 24 sums. With AVX2, 2 Vecs (16 channels) or 1 up to 14 and 12 sums;
-// for 32 channels or more, 4 Vecs by 8 pixels, which spills but ran ResNet's 3x3 faster than the
-// blocks of 8 sums that fit. A stride of 1 is a compile-time constant with a choice of widths,
-// so that a row splits into blocks with little waste (LeNet's Q = 10 and 28 exactly); a larger
-// stride, rare, gets one width.
+// otherwise, widths up to 24 sums. With AVX2, 2 Vecs (16 channels) by 5 or 6 pixels, 12 sums
+// with the 2 weight Vecs and a broadcast, 15 of the 16 registers; 1 Vec up to 12 sums. Blocks of
+// 4 Vecs by 4 to 8 pixels (16 to 32 sums), once chosen for ResNet's 3x3 on a Zen 3, spilled sums
+// to the stack; an AVX2 build (-march=znver3) on the Zen 5, 3 alternating runs: ResNet's forward
+// 29.4-30.2 -> 18.1-18.3 ms, forward+backward 79.5-80.2 -> 55.6-55.7 ms. Narrower blocks that cut
+// a row exactly ran slower (2 by 4 on ResNet's 56: 21.9 ms; 2 by 7, 14 sums, one spilled: 19.9
+// ms), so the widths start at 5. A stride of 1 is a compile-time constant with a choice of
+// widths, so that a row splits into blocks with little waste (LeNet's Q = 10 and 28 exactly); a
+// larger stride, rare, gets one width.
 template <typename Body>
 void with_block_shapes(const Correlation& g, Body body) {
     using OneVec = std::integral_constant<int, 1>;
@@ -332,10 +336,8 @@ void with_block_shapes(const Correlation& g, Body body) {
             else
                 body(OneVec{}, unit, WidthList<4, 8, 10, 12, 14, 16, 20, 24>{});
         } else {
-            if (g.out_lanes % (4 * lanes) == 0)
-                body(std::integral_constant<int, 4>{}, unit, WidthList<4, 6, 8>{});
-            else if (two)
-                body(TwoVecs{}, unit, WidthList<2, 3, 4, 5, 6, 7>{});
+            if (two)
+                body(TwoVecs{}, unit, WidthList<5, 6>{});
             else
                 body(OneVec{}, unit, WidthList<4, 6, 7, 8, 10, 12>{});
         }
