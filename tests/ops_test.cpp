@@ -32,6 +32,24 @@ TEST_CASE(
     }
 }
 
+TEST_CASE(
+    "cpu_eigen_omp's gemm splits products past its threshold into panels of C's rows or columns, "
+    "the last one short",
+    "[gemm]") {
+    // Wide (N > M: panels of columns) and tall, each over 5e5 multiply-adds, the longer side not
+    // a multiple of the panels' 16.
+    const GemmShape sizes[] = {{33, 257, 65}, {257, 33, 65}, {40, 47, 300}};
+    const Backend& b = backend("cpu_eigen_omp");
+    for (GemmShape s : sizes)
+        for (int trans = 0; trans < 4; ++trans)
+            for (float beta : {0.0f, 0.5f}) {
+                s.trans_a = trans & 1;
+                s.trans_b = trans & 2;
+                s.beta = beta;
+                require_pass(check::check_gemm(b, s, testing::seed()));
+            }
+}
+
 TEST_CASE("every variant's gemm passes its default cross-check cases", "[gemm]") {
     for (const std::string& variant : backend_names())
         for (const std::string& shape : check::op("gemm").default_shapes)

@@ -41,6 +41,13 @@ void multiply(const OpA& opA, const OpB& opB, OpC c, float alpha, float beta) {
 // Panels narrower than this many columns (or rows) would leave sgemm's vector kernels half idle.
 constexpr std::int64_t panel_multiple = 16;
 
+// A product is split among the threads from this many multiply-adds on: a few microseconds of
+// work, against the microsecond or two that waking the team costs. The elementwise ops' measure,
+// floats touched (worth_threads), undercounts a product, whose work grows as M * N * K: at 128^3
+// it kept a 35 us product on one thread, 19 us on two (Zen 5, 2 cores), and the MLP's 256 -> 128
+// layer too.
+constexpr double parallel_multiply_adds = 5e5;
+
 // c = alpha * opA * opB + beta * c on every OpenMP thread, thread t taking the t-th panel of C's
 // rows (tall C) or columns (wide C), a multiple of panel_multiple wide. Each panel is an
 // independent product: the rows of opA (or the columns of opB) it needs, times the other whole.
@@ -50,7 +57,8 @@ void multiply_in_panels(const OpA& opA, const OpB& opB, Eigen::Map<RowMajorMatri
     const std::int64_t M = c.rows(), N = c.cols(), K = opA.cols();
     const bool by_rows = M >= N;
     const std::int64_t length = by_rows ? M : N;
-#pragma omp parallel if (worth_threads(M * N + K * (M + N)) && 2.0 * M * N * K >= 1e6)
+#pragma omp parallel if (double(M) * N * K >= parallel_multiply_adds && \
+                         length >= 2 * panel_multiple && !omp_in_parallel())
     {
         const std::int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
         const auto edge = [&](std::int64_t i) {
