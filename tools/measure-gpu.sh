@@ -171,9 +171,10 @@ phase_train() {
 }
 
 # Kernels whose simulator counts the lessons quote (lesson 02's coalescing, 03's bank conflicts),
-# on small shapes: what `triptych profile`
-# counts in a sim build (run it there with the same arguments), then what ncu measures for the
-# same check here, with the metrics the profile names.
+# on small shapes: the occupancy `triptych profile` reports here, and ncu's counts of the same
+# check as a CSV log, OUT/ncu-<op>-<backend>.csv. In a sim build, `triptych profile ... --json
+# sim.json` with the same arguments counts them in the simulator, and
+# `tools/compare_ncu.py --sim sim.json --ncu OUT/ncu-....csv` sets the two side by side.
 phase_profile() {
   local metrics="smsp__inst_executed_op_global_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
   metrics+=",smsp__inst_executed_op_global_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
@@ -192,6 +193,7 @@ phase_profile() {
     echo "== $op $backend $shape"
     "$triptych" profile --op "$op" --backend "$backend" --shape "$shape" --seed 1 || status=1
     ncu --clock-control none --metrics "$metrics" --csv --print-units base \
+        --log-file "$out/ncu-$op-${backend/@/-v}.csv" \
         "$triptych" check --op "$op" --backend "$backend" --shape "$shape" --seed 1 || status=1
   done
   return $status

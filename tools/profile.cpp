@@ -149,6 +149,44 @@ void metric(const std::string& name, std::uint64_t value, const std::string& wor
     std::printf("  %-58s %12llu  %s\n", name.c_str(), (unsigned long long)value, words.c_str());
 }
 
+// The counts Nsight Compute measures under these names (ncu_metrics), with what they mean here.
+struct CountedMetric {
+    std::string name;
+    std::uint64_t value;
+    std::string words;
+};
+
+std::vector<CountedMetric> counted_metrics(const LaunchProfile& p) {
+    std::vector<CountedMetric> metrics;
+    // Nsight Compute names loads "ld" and stores "st" in every metric.
+    for (const bool store : {false, true}) {
+        const std::string ld_st = store ? "st" : "ld", word = store ? "store" : "load";
+        const AccessCounts g = total(p, Space::global, store);
+        metrics.push_back(
+            {"smsp__inst_executed_op_global_" + ld_st + ".sum", g.requests,
+             "global " + word + " requests, " + per(g.lanes, g.requests) + " lanes each"});
+        metrics.push_back({"l1tex__t_sectors_pipe_lsu_mem_global_op_" + ld_st + ".sum", g.units,
+                           "global " + word + " sectors: " + per(g.units, g.requests) +
+                               " per request, ideal " + per(g.ideal_units, g.requests) + " (" +
+                               per(100 * g.ideal_units, g.units) +
+                               "% of the sectors fetched are needed)"});
+    }
+    for (const bool store : {false, true}) {
+        const std::string ld_st = store ? "st" : "ld", word = store ? "store" : "load";
+        const AccessCounts s = total(p, Space::shared, store);
+        metrics.push_back(
+            {"smsp__inst_executed_op_shared_" + ld_st + ".sum", s.requests,
+             "shared " + word + " requests, " + per(s.lanes, s.requests) + " lanes each"});
+        metrics.push_back(
+            {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_" + ld_st + ".sum", s.units,
+             "shared " + word + " wavefronts, " + per(s.units, s.requests) + " per request"});
+        metrics.push_back({"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_" + ld_st + ".sum",
+                           s.units - s.ideal_units,
+                           "shared " + word + " bank conflicts (wavefronts beyond one per phase)"});
+    }
+    return metrics;
+}
+
 // Modelled, not counted (recorder.hpp): the DRAM sectors of an L2 that starts empty at each launch.
 void print_modelled(const LaunchProfile& p) {
     metric("dram__sectors_read.sum (modelled)", p.dram_read_sectors,
@@ -202,28 +240,7 @@ void print_kernel(const KernelRow& row, const sim::GpuLimits& gpu) {
         short_name(p.kernel).c_str(), p.launch_site.c_str(), row.launches,
         row.launches == 1 ? "" : "es", p.grid[0], p.grid[1], p.grid[2], p.block[0], p.block[1],
         p.block[2], p.dynamic_shared_bytes);
-    // Nsight Compute names loads "ld" and stores "st" in every metric.
-    for (const bool store : {false, true}) {
-        const std::string ld_st = store ? "st" : "ld", word = store ? "store" : "load";
-        const AccessCounts g = total(p, Space::global, store);
-        metric("smsp__inst_executed_op_global_" + ld_st + ".sum", g.requests,
-               "global " + word + " requests, " + per(g.lanes, g.requests) + " lanes each");
-        metric("l1tex__t_sectors_pipe_lsu_mem_global_op_" + ld_st + ".sum", g.units,
-               "global " + word + " sectors: " + per(g.units, g.requests) + " per request, ideal " +
-                   per(g.ideal_units, g.requests) + " (" + per(100 * g.ideal_units, g.units) +
-                   "% of the sectors fetched are needed)");
-    }
-    for (const bool store : {false, true}) {
-        const std::string ld_st = store ? "st" : "ld", word = store ? "store" : "load";
-        const AccessCounts s = total(p, Space::shared, store);
-        metric("smsp__inst_executed_op_shared_" + ld_st + ".sum", s.requests,
-               "shared " + word + " requests, " + per(s.lanes, s.requests) + " lanes each");
-        metric("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_" + ld_st + ".sum", s.units,
-               "shared " + word + " wavefronts, " + per(s.units, s.requests) + " per request");
-        metric("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_" + ld_st + ".sum",
-               s.units - s.ideal_units,
-               "shared " + word + " bank conflicts (wavefronts beyond one per phase)");
-    }
+    for (const CountedMetric& m : counted_metrics(p)) metric(m.name, m.value, m.words);
     const AccessCounts ga = total(p, Space::global, true, true);
     const AccessCounts sa = total(p, Space::shared, true, true);
     metric("atomics (global)", ga.requests,
@@ -291,7 +308,12 @@ void write_json(const std::string& path, const std::vector<KernelRow>& rows,
             ", \"fraction\": " + std::to_string(o.occupancy.fraction) +
             ", \"limit\": " + json_string(o.occupancy.limit) +
             ", \"registers\": " + (o.resources ? std::to_string(o.resources->registers) : "null") +
-            "}, \"sites\": [";
+            "}, \"metrics\": {";
+        const std::vector<CountedMetric> metrics = counted_metrics(p);
+        for (std::size_t i = 0; i < metrics.size(); ++i)
+            text += std::string(i ? ", " : "") + json_string(metrics[i].name) + ": " +
+                    std::to_string(metrics[i].value);
+        text += "}, \"sites\": [";
         for (std::size_t i = 0; i < p.sites.size(); ++i) {
             const sim::SiteCounts& s = p.sites[i];
             text += std::string(i ? ", " : "") + "{\"line\": " + json_string(lines[i].file_line) +

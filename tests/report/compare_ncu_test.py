@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""tools/compare_ncu.py on a real profile and ncu logs written like ncu's: the simulator's counts of
+a kernel (`triptych profile --json`, gemm on gpu_tiled@3) against a log that splits them over two
+launches, groups thousands with commas and has ncu's own lines and another kernel around the table:
+every count equal, exit 0. One count off by one, a metric ncu did not measure, the kernel missing
+from the log: exit 1, naming it. A log with no table, or a figure that is not a number: exit 2.
+
+    compare_ncu_test.py --tool tools/compare_ncu.py --triptych build/tools/triptych
+"""
+import argparse
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+TOOL = None  # set from the command line
+TRIPTYCH = None
+
+COLUMNS = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
+           "Block Size", "Grid Size", "Device", "CC", "Section Name", "Metric Name", "Metric Unit",
+           "Metric Value"]
+
+
+def ncu_log(launches, preamble=True):
+    """ncu's --csv log: launches is a list of (kernel, {metric: value})."""
+    text = io.StringIO()
+    if preamble:
+        text.write("==PROF== Connected to process 4242 (/build/tools/triptych)\n")
+        text.write("==PROF== Profiling \"gemm_shared_tiles_kernel\": 0%....50%....100% - 3 passes\n")
+    writer = csv.writer(text, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for launch_id, (kernel, metrics) in enumerate(launches):
+        for metric, value in metrics.items():
+            writer.writerow([launch_id, 4242, "triptych", "127.0.0.1", kernel, 1, 7,
+                             "(32, 32, 1)", "(2, 2, 1)", 0, "9.0", "Command line profiler metrics",
+                             metric, "", value if isinstance(value, str) else f"{value:,}"])
+    if preamble:
+        text.write("==PROF== Disconnected from process 4242\n")
+    return text.getvalue()
+
+
+class CompareNcu(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.root = tempfile.mkdtemp()
+        cls.sim = os.path.join(cls.root, "sim.json")
+        done = subprocess.run([TRIPTYCH, "profile", "--op", "gemm", "--backend", "gpu_tiled@3",
+                               "--shape", "40,33,17,NN", "--seed", "1", "--json", cls.sim],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+        with open(cls.sim) as f:
+            cls.kernel = json.load(f)["kernels"][0]
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.root)
+
+    def two_launches(self, change=None):
+        """The profile's counts split over two launches; change(first, second) may edit them."""
+        first = {m: v // 2 for m, v in self.kernel["metrics"].items()}
+        second = {m: v - first[m] for m, v in self.kernel["metrics"].items()}
+        if change:
+            change(first, second)
+        return [(self.kernel["kernel"], first), ("void fill_kernel(float*, long)", {"x": 1}),
+                (self.kernel["kernel"], second)]
+
+    def run_tool(self, log_text):
+        log = os.path.join(self.root, "ncu.csv")
+        with open(log, "w") as f:
+            f.write(log_text)
+        done = subprocess.run([sys.executable, TOOL, "--sim", self.sim, "--ncu", log],
+                              capture_output=True, text=True)
+        return done.returncode, done.stdout + done.stderr
+
+    def test_the_profile_has_every_counter_the_table_prints(self):
+        self.assertEqual(len(self.kernel["metrics"]), 10)
+        self.assertGreater(self.kernel["metrics"]["smsp__inst_executed_op_shared_ld.sum"], 1000)
+
+    def test_equal_counts_over_two_launches_pass(self):
+        code, output = self.run_tool(ncu_log(self.two_launches()))
+        self.assertEqual(code, 0, output)
+        self.assertIn("gemm_shared_tiles_kernel<1>", output)
+        self.assertEqual(output.count("  equal\n"), 10, output)
+        self.assertIn("every count equal", output)
+        self.assertIn("not compared): fill_kernel", output)
+
+    def test_one_count_off_by_one_fails_naming_it(self):
+        def conflict(first, second):
+            second["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] += 1
+        code, output = self.run_tool(ncu_log(self.two_launches(conflict)))
+        self.assertEqual(code, 1, output)
+        line = next(l for l in output.splitlines() if "bank_conflicts_pipe_lsu_mem_shared_op_ld" in l)
+        self.assertIn("DIFFERS", line)
+        self.assertIn("1 counts differ", output)
+
+    def test_a_metric_ncu_did_not_measure_fails(self):
+        def drop(first, second):
+            for launch in (first, second):
+                del launch["smsp__inst_executed_op_global_st.sum"]
+        code, output = self.run_tool(ncu_log(self.two_launches(drop)))
+        self.assertEqual(code, 1, output)
+        self.assertIn("MISSING", output)
+
+    def test_a_kernel_missing_from_the_log_fails(self):
+        code, output = self.run_tool(ncu_log([("void other_kernel(int)", {"x": 1})]))
+        self.assertEqual(code, 1, output)
+        self.assertIn("not in ncu's log (it has: other_kernel)", output)
+
+    def test_unreadable_logs_are_refused(self):
+        code, output = self.run_tool("the program ran, but ncu wrote nothing\n")
+        self.assertEqual(code, 2, output)
+        self.assertIn("no ncu CSV table", output)
+        def not_a_number(first, second):
+            first["smsp__inst_executed_op_shared_ld.sum"] = "n/a"
+        code, output = self.run_tool(ncu_log(self.two_launches(not_a_number)))
+        self.assertEqual(code, 2, output)
+        self.assertIn("not a number: 'n/a'", output)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tool", required=True)
+    parser.add_argument("--triptych", required=True)
+    args, rest = parser.parse_known_args()
+    TOOL = os.path.abspath(args.tool)
+    TRIPTYCH = os.path.abspath(args.triptych)
+    unittest.main(argv=[sys.argv[0], *rest])
