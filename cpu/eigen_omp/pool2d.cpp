@@ -16,7 +16,7 @@
 // right edges, whose windows hang over the padding, are computed one window at a time with the
 // reference's loops. Windows are clipped vertically per row, so rows need no such split. A stride
 // of 1 or 2 is a compile-time constant (with_stride). Max pooling at strides 1 and 2 leaves these
-// loops for two passes over each plane, the second flat over the whole plane
+// loops for two passes over each block of output rows, the second flat over the whole block
 // (max_pool_columns_plane), so that no row ends in a scalar remainder. Max pooling over 2x2
 // windows at stride 2 without padding, LeNet's, has loops of its own: max_pool_2x2 takes the
 // winners of a group of planes in two passes, down each column pair and then across, each one
@@ -217,20 +217,25 @@ void max_pool_2x2(const Pool2dShape& s, const float* x, float* y, float* argmax)
 }
 
 // Max pooling at stride_w 1 or 2 (every shape but LeNet's 2x2, which max_pool_2x2 runs), in two
-// passes over each plane, as max_pool_2x2 does:
+// passes over each block of output rows, as max_pool_2x2 does:
 //   down    for every output row p and input column w, the winner of the column's window rows
 //           (x[h, w], h in the rows of p's windows), its value and its index h*W + w (a float);
 //           loops along whole input rows, which the compiler vectorises;
 //   across  for every output, the winner of its window's window_w column winners. The column
 //           winners are laid out in rows of stride_w * Q' columns, Q' = Q plus the outputs (one
 //           at most, or none) that the last window's reach past stride_w * Q needs, so that
-//           column j of output k = p*Q' + q lies at k*stride_w + j - pad_w: one affine index over
-//           the whole plane, one flat vectorised loop per tap. Where Q' > Q, the extra output of
-//           each row is computed and dropped (written to `wide`, copied out row by row).
+//           column j of output k = p*Q' + q (p counted from the block's first row) lies at
+//           k*stride_w + j - pad_w: one affine index over the whole block, one flat vectorised
+//           loop per tap. Where Q' > Q, the extra output of each row is computed and dropped
+//           (written to `wide`, copied out row by row).
 // The row-at-a-time loops of max_pool_plane leave a remainder at the end of every row and tap (7
 // of the benchmark's 55 columns after three Vecs of 16), which GCC compiled to scalar code that
 // took about two thirds of the time (perf). On a Zen 5, 2 alternating runs of 3 interleaved
-// repetitions: max_pool2d_forward 16x64x112x112_w3s2 9.26-9.48 -> 4.25-4.36 ms. Edge outputs, whose
+// repetitions: max_pool2d_forward 16x64x112x112_w3s2 9.26-9.48 -> 4.25-4.36 ms. Those passes ran
+// over whole planes at first, their column winners (49 KiB a plane there) in L2; in blocks whose
+// column winners and outputs fit column_winners_bytes, the second pass reads the first's output
+// from L1: 3.97-4.07 -> 2.80-2.88 ms (3 alternating runs). Blocks of 1, 3, 6, 12 and 24 rows (2 to
+// 32 KiB) ran that shape in 5.2-5.5, 3.0-3.1, 2.5-2.6, 2.4-2.7 and 3.1-3.2 ms. Edge outputs, whose
 // windows hang over the padding, read the neighbouring row's column winners in the flat pass and
 // are computed again, one window at a time. The winners are the reference's: in `across`, a column
 // winner replaces the one so far when replaces_max, and when neither replaces the other (equal, or
@@ -238,9 +243,14 @@ void max_pool_2x2(const Pool2dShape& s, const float* x, float* y, float* argmax)
 struct ColumnWinners {
     std::int64_t Q_wide;  // Q'
     std::int64_t cols;    // stride_w * Q', the row length of the column winners
+    std::int64_t rows;    // output rows per block
     std::int64_t front;   // floats before the first row: pad_w, for the first output's taps
-    std::int64_t size;    // front, P rows and the floats the last output's last tap reaches
+    std::int64_t size;    // front, a block's rows and the floats the last output's last tap reaches
 };
+
+// The column winners of a block of output rows, and their outputs, in this many bytes: inside
+// L1 (32 or 48 KiB), with room for the input rows they read.
+constexpr std::int64_t column_winners_bytes = 16 * 1024;
 
 ColumnWinners column_winners(const Pool2dShape& s) {
     const std::int64_t P = s.P(), Q = s.Q();
@@ -248,8 +258,11 @@ ColumnWinners column_winners(const Pool2dShape& s) {
     const std::int64_t Q_wide =
         std::max(Q, ceil_div(s.stride_w * (Q - 1) + s.window_w - s.pad_w, s.stride_w));
     const std::int64_t cols = s.stride_w * Q_wide;
+    // values and indices, of the column winners and of the outputs
+    const std::int64_t bytes_per_row = 2 * std::int64_t(sizeof(float)) * (cols + Q_wide);
+    const std::int64_t rows = std::clamp<std::int64_t>(column_winners_bytes / bytes_per_row, 1, P);
     const std::int64_t back = std::max<std::int64_t>(0, s.window_w - s.pad_w - s.stride_w);
-    return {Q_wide, cols, s.pad_w, s.pad_w + P * cols + back};
+    return {Q_wide, cols, rows, s.pad_w, s.pad_w + rows * cols + back};
 }
 
 template <typename Stride>
@@ -260,49 +273,55 @@ void max_pool_columns_plane(const Pool2dShape& s, InteriorColumns inner, ColumnW
     // 32-bit columns: converting 64-bit integers to floats has a vector instruction only in
     // AVX-512 (max_pool_2x2_group)
     const std::int32_t W = std::int32_t(std::min(s.W, layout.cols));
-    for (std::int64_t p = 0; p < P; ++p) {
-        const PoolWindow rows = pool_window(s, p, 0);
-        float* value = down + p * layout.cols;
-        float* index = down_index + p * layout.cols;
-        // index holds the winning row's start h*W until the end, then w is added (exact: both
-        // below 2^24), as max_pool_plane does: GCC does not vectorise a select with an
-        // integer-to-float conversion on one side (it might raise a floating-point flag).
-        std::copy(in + rows.h0 * s.W, in + rows.h0 * s.W + W, value);
-        std::fill(index, index + W, float(rows.h0 * s.W));
-        for (std::int64_t h = rows.h0 + 1; h < rows.h1; ++h) {
-            const float* row = in + h * s.W;
-            const float row_start = float(h * s.W);
-            for (std::int32_t w = 0; w < W; ++w) {
-                const float v = row[w];
-                const bool replaces = replaces_max(v, value[w]);
-                value[w] = replaces ? v : value[w];
-                index[w] = replaces ? row_start : index[w];
+    for (std::int64_t p0 = 0; p0 < P; p0 += layout.rows) {
+        const std::int64_t rows = std::min(layout.rows, P - p0);
+        for (std::int64_t r = 0; r < rows; ++r) {
+            const PoolWindow window = pool_window(s, p0 + r, 0);
+            float* value = down + r * layout.cols;
+            float* index = down_index + r * layout.cols;
+            // index holds the winning row's start h*W until the end, then w is added (exact:
+            // both below 2^24), as max_pool_plane does: GCC does not vectorise a select with an
+            // integer-to-float conversion on one side (it might raise a floating-point flag).
+            const float* first = in + window.h0 * s.W;
+            std::copy(first, first + W, value);
+            std::fill(index, index + W, float(window.h0 * s.W));
+            for (std::int64_t h = window.h0 + 1; h < window.h1; ++h) {
+                const float* row = in + h * s.W;
+                const float row_start = float(h * s.W);
+                for (std::int32_t w = 0; w < W; ++w) {
+                    const float v = row[w];
+                    const bool replaces = replaces_max(v, value[w]);
+                    value[w] = replaces ? v : value[w];
+                    index[w] = replaces ? row_start : index[w];
+                }
+            }
+            for (std::int32_t w = 0; w < W; ++w) index[w] += float(w);
+        }
+        float* out = Q_wide == Q ? y + p0 * Q : wide;
+        float* out_index = Q_wide == Q ? argmax + p0 * Q : wide_index;
+        const std::int64_t outputs = rows * Q_wide;
+        for (std::int64_t k = 0; k < outputs; ++k) {  // column 0 of every window starts it
+            out[k] = down[k * stride - s.pad_w];
+            out_index[k] = down_index[k * stride - s.pad_w];
+        }
+        for (std::int64_t j = 1; j < s.window_w; ++j) {
+            const float* value = down + j - s.pad_w;
+            const float* index = down_index + j - s.pad_w;
+            for (std::int64_t k = 0; k < outputs; ++k) {
+                const float v = value[k * stride], i = index[k * stride];
+                const bool replaces =
+                    replaces_max(v, out[k]) | (!replaces_max(out[k], v) & (i < out_index[k]));
+                out[k] = replaces ? v : out[k];
+                out_index[k] = replaces ? i : out_index[k];
             }
         }
-        for (std::int32_t w = 0; w < W; ++w) index[w] += float(w);
+        if (Q_wide != Q)
+            for (std::int64_t r = 0; r < rows; ++r) {
+                std::copy(wide + r * Q_wide, wide + r * Q_wide + Q, y + (p0 + r) * Q);
+                std::copy(wide_index + r * Q_wide, wide_index + r * Q_wide + Q,
+                          argmax + (p0 + r) * Q);
+            }
     }
-    float* out = Q_wide == Q ? y : wide;
-    float* out_index = Q_wide == Q ? argmax : wide_index;
-    for (std::int64_t k = 0; k < P * Q_wide; ++k) {  // column 0 of every window starts it
-        out[k] = down[k * stride - s.pad_w];
-        out_index[k] = down_index[k * stride - s.pad_w];
-    }
-    for (std::int64_t j = 1; j < s.window_w; ++j) {
-        const float* value = down + j - s.pad_w;
-        const float* index = down_index + j - s.pad_w;
-        for (std::int64_t k = 0; k < P * Q_wide; ++k) {
-            const float v = value[k * stride], i = index[k * stride];
-            const bool replaces =
-                replaces_max(v, out[k]) | (!replaces_max(out[k], v) & (i < out_index[k]));
-            out[k] = replaces ? v : out[k];
-            out_index[k] = replaces ? i : out_index[k];
-        }
-    }
-    if (Q_wide != Q)
-        for (std::int64_t p = 0; p < P; ++p) {
-            std::copy(wide + p * Q_wide, wide + p * Q_wide + Q, y + p * Q);
-            std::copy(wide_index + p * Q_wide, wide_index + p * Q_wide + Q, argmax + p * Q);
-        }
     for (std::int64_t p = 0; p < P; ++p)
         for_each_edge_column(inner, Q, [&](std::int64_t q) {
             const std::int64_t best = window_argmax(s, in, p, q);
@@ -363,7 +382,7 @@ void max_pool2d_forward(const Pool2dShape& s, const float* x, float* y, float* a
     const InteriorColumns inner = interior_columns(s);
     const ColumnWinners layout = column_winners(s);
     const std::int64_t in_size = s.H * s.W, out_size = s.P() * s.Q();
-    const std::int64_t wide_size = s.P() * layout.Q_wide;
+    const std::int64_t wide_size = layout.rows * layout.Q_wide;
     // Strides 1 and 2 only, each a compile-time constant (with_stride would also compile a
     // run-time stride, which never comes here).
     auto run = [&](auto stride) {
