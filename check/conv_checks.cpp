@@ -707,8 +707,8 @@ std::vector<BenchRows> conv_bench_rows() {
 // (backward_weights' chunks of 4 images, the last one short); then LeNet-5's two convolutions
 // at batch 64; 40 filters over the 15 outputs of one 5x7 image (implicit GEMM's 64 x 64 tiles,
 // which larger shapes skip for 128 x 128 or 32 x 128 ones); 32 channels into 64 on rows of 13
-// (cpu_eigen_omp's direct blocks of 4 Vecs: 64 channels by 5 pixels forward with AVX-512, 32
-// channels forward and backward with AVX2). Pools:
+// (cpu_eigen_omp's direct blocks of 4 Vecs: 64 channels by 5 pixels forward with AVX-512; with
+// AVX2, blocks of 2 Vecs, 16 channels, by 5 pixels, forward and backward). Pools:
 // LeNet's 2x2 stride 2 at batch 7 and 64, and on odd 9x11 planes (a row and a column left over;
 // cpu_eigen_omp has a loop of its own for 2x2 stride 2); overlapping 3x3 stride 2 windows with and
 // without padding, a 2x3 window, padding of half a 5x4 window, one window over the whole input, 3x3
