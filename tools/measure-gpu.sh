@@ -16,7 +16,11 @@
 #                  with less than 20 s left is skipped (default: no limit but the phases' own)
 #   --deps DIR     Debian packages (.deb) to unpack and build against, for a machine that has the
 #                  CUDA toolkit but not the packages tools/install-deps.sh installs, and no package
-#                  registry to fetch them from (fetch them elsewhere with `apt-get download`)
+#                  registry to fetch them from. On a Debian 12 machine with one:
+#                    apt-get download libeigen3-dev catch2 libbenchmark-dev libbenchmark1debian \
+#                      libopenblas-dev libopenblas-pthread-dev libopenblas0-pthread libopenblas0 \
+#                      libgfortran5 libquadmath0 libfftw3-dev libfftw3-single3 libfftw3-double3 \
+#                      zlib1g-dev zlib1g
 #   --data DIR     the Fashion-MNIST IDX files for the train phase (default: triptych's own
 #                  default, /usr/share/datasets/fashion-mnist)
 #   --arch N       the CUDA architecture to build for (default: the GPU's own, from nvidia-smi)

@@ -23,8 +23,9 @@
 // flat vectorised loop, which leaves no lane idle on LeNet's short rows.
 //
 // Backward: max scatters dy to its argmax (dx += at an index, one output at a time); average
-// spreads each output row's shares dy / count over one row of W columns, then adds that row to the
-// window_h rows of dx it covers, a contiguous vectorised add.
+// spreads each output row's shares dy / count over one row of W columns, then writes every row
+// of dx once, as the sum of the spread rows whose windows cover it (version 3; version 2 adds each
+// spread row to the rows of dx it covers, after zeroing dx).
 //
 // Eigen has no part here: a window's strided rows have no Eigen expression that beats these loops.
 // How fast these loops are, against cpu_naive and PyTorch: lessons/11_pooling, "Benchmarks on the
@@ -428,7 +429,7 @@ void avg_pool2d_forward(const Pool2dShape& s, const float* x, float* y) {
 
 // Per output row p: spread[w] = the sum of dy[p, q] / count over the windows q whose columns
 // cover w; then every input row the windows of p cover gets spread added.
-void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx) {
+void avg_pool2d_backward_spread_rows(const Pool2dShape& s, const float* dy, float* dx) {
     const std::int64_t P = s.P(), Q = s.Q(), H = s.H, W = s.W;
     for_each_plane(s, [&](std::int64_t in, std::int64_t out) {
         float* grad_in = dx + in;
@@ -448,27 +449,112 @@ void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx) {
     });
 }
 
+// Version 3: each output row's spread is computed once, with vector loops, and each row of dx is
+// written once, as the sum of the spreads of the output rows whose windows cover it. Version 2
+// spent most of its time in the scalar loop that adds each share to its window's columns (perf),
+// and the rest zeroing dx and adding to it row by row. Here, per output row p:
+//   shares  share[q] = dy[p, q] / the window's element count: one vector loop over the interior
+//           columns, whose windows all count rows(p) * window_w elements; the edges one by one;
+//   spread  spread_p[w] = the sum of the shares of the windows covering column w. For a stride S,
+//           the columns w = m*S + r of one phase r are covered by the taps j = r + pad (mod S), of
+//           windows q = m - (j - r - pad) / S: per tap, a shifted vector add of the shares into
+//           the phase (the shares have zeros around them, for the q outside [0, Q)); then the S
+//           phases are interleaved into the row;
+// and then dx[h] = the sum of spread_p over the output rows p covering h (common/pooling.hpp's
+// covering), one vector loop per row: dx is written once, never zeroed, never read.
+void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx) {
+    const std::int64_t P = s.P(), Q = s.Q(), H = s.H, W = s.W;
+    const InteriorColumns inner = interior_columns(s);
+    with_stride(s, [&](auto stride) {
+        const std::int64_t phase_size = ceil_div<std::int64_t>(W, stride);
+        // zeros around the shares: taps reach (window_w + pad_w) / stride windows either way
+        const std::int64_t margin = ceil_div<std::int64_t>(s.window_w + s.pad_w, stride) + 1;
+        const std::int64_t shares_size = margin + std::max(Q, phase_size) + margin;
+        for_each_slice(s.N * s.C, H * W, [&](std::int64_t begin, std::int64_t count) {
+            const auto shares = scratch(shares_size);
+            const auto phases = scratch(stride * phase_size);
+            const auto spreads = scratch(P * W);
+            Eigen::Map<Array>(shares.get(), shares_size).setZero();
+            float* share = shares.get() + margin;
+            for (std::int64_t plane = begin; plane < begin + count; ++plane) {
+                const float* grad = dy + plane * P * Q;
+                for (std::int64_t p = 0; p < P; ++p) {
+                    const PoolWindow rows = pool_window(s, p, 0);
+                    const float interior_count = float((rows.h1 - rows.h0) * s.window_w);
+                    for (std::int64_t q = inner.begin; q < inner.end; ++q)
+                        share[q] = grad[p * Q + q] / interior_count;
+                    for_each_edge_column(inner, Q, [&](std::int64_t q) {
+                        share[q] = grad[p * Q + q] / float(pool_window(s, p, q).count());
+                    });
+                    for (std::int64_t r = 0; r < stride; ++r) {
+                        float* phase = phases.get() + r * phase_size;
+                        std::fill(phase, phase + phase_size, 0.0f);
+                        for (std::int64_t j = 0; j < s.window_w; ++j) {
+                            if ((j - r - s.pad_w) % stride != 0) continue;
+                            const float* from = share - (j - r - s.pad_w) / stride;
+                            for (std::int64_t m = 0; m < phase_size; ++m) phase[m] += from[m];
+                        }
+                    }
+                    float* spread = spreads.get() + p * W;
+                    const std::int64_t whole = W / stride;  // phases with a column in every m
+                    for (std::int64_t m = 0; m < whole; ++m)
+                        for (std::int64_t r = 0; r < stride; ++r)
+                            spread[m * stride + r] = phases.get()[r * phase_size + m];
+                    for (std::int64_t w = whole * stride; w < W; ++w)
+                        spread[w] = phases.get()[(w - whole * stride) * phase_size + whole];
+                }
+                float* grad_in = dx + plane * H * W;
+                for (std::int64_t h = 0; h < H; ++h) {
+                    const Covering<std::int64_t> by =
+                        covering<std::int64_t>(h, s.window_h, s.stride_h, s.pad_h, P);
+                    float* row = grad_in + h * W;
+                    if (by.first > by.last) {
+                        std::fill(row, row + W, 0.0f);
+                        continue;
+                    }
+                    const float* first = spreads.get() + by.first * W;
+                    std::copy(first, first + W, row);
+                    for (std::int64_t p = by.first + 1; p <= by.last; ++p) {
+                        const float* spread = spreads.get() + p * W;
+                        for (std::int64_t w = 0; w < W; ++w) row[w] += spread[w];
+                    }
+                }
+            }
+        });
+    });
+}
+
 }  // namespace
 
+// One declaration per ladder of versions: GCC 12 warns of a string "used uninitialized" (a false
+// alarm) where two lists of versions share one && chain.
+[[maybe_unused]] const bool registered_max_forward = register_kernels(
+    "cpu_eigen_omp", ops::max_pool2d_forward,
+    {{2, "row_taps", "a whole output row per window tap, vectorised; planes over threads",
+      max_pool2d_forward_row_taps},
+     {3, "column_winners",
+      "strides 1 and 2: every column's winner over the window rows, then every output's over its "
+      "columns, flat over blocks of output rows",
+      max_pool2d_forward}},
+    /*default_version=*/3);
+
+[[maybe_unused]] const bool registered_avg_backward = register_kernels(
+    "cpu_eigen_omp", ops::avg_pool2d_backward,
+    {{2, "planes", "each thread spreads into its own planes of dx",
+      avg_pool2d_backward_spread_rows},
+     {3, "gathered_rows",
+      "each output row's spread once, in vector loops; each row of dx written once, the sum of the "
+      "spreads covering it",
+      avg_pool2d_backward}},
+    /*default_version=*/3);
+
 [[maybe_unused]] const bool registered =
-    register_kernels(
-        "cpu_eigen_omp", ops::max_pool2d_forward,
-        {{2, "row_taps", "a whole output row per window tap, vectorised; planes over threads",
-          max_pool2d_forward_row_taps},
-         {3, "column_winners",
-          "strides 1 and 2: every column's winner over the window rows, then every output's over "
-          "its columns, flat over the plane",
-          max_pool2d_forward}},
-        /*default_version=*/3) &&
     register_kernel(
         "cpu_eigen_omp", ops::max_pool2d_backward,
         {2, "planes", "each thread scatters into its own planes of dx", max_pool2d_backward}) &&
     register_kernel(
         "cpu_eigen_omp", ops::avg_pool2d_forward,
         {2, "row_taps", "a whole output row per window tap, vectorised; planes over threads",
-         avg_pool2d_forward}) &&
-    register_kernel(
-        "cpu_eigen_omp", ops::avg_pool2d_backward,
-        {2, "planes", "each thread spreads into its own planes of dx", avg_pool2d_backward});
+         avg_pool2d_forward});
 
 }  // namespace triptych::cpu_eigen_omp
