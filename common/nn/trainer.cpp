@@ -129,7 +129,8 @@ float Trainer::train_step(std::span<const float> images, std::span<const float> 
     const Tensor& logits = model_->forward(images_);
     end_phase(phases_.forward);
 
-    // The loss is the one value that comes back to the host: on a GPU, the step's only wait.
+    // The loss is the one result that comes back to the host: on a GPU, the step waits for it, as
+    // it waited at the uploads above (blocking copies, gpu/runtime/device.cpp).
     if (dlogits_.shape() != logits.shape()) dlogits_ = backend.allocate(logits.shape());
     backend.softmax_cross_entropy(logits, labels_, dlogits_, loss_result_);
     const float loss = backend.cross_entropy_loss(loss_result_, labels_, logits.shape().columns());

@@ -130,7 +130,8 @@ void print_transfers(const std::vector<Profile>& profiles) {
     }
     std::printf(
         "One step moves %.0f bytes up (%lld images of 28x28 and their labels, as floats)\n"
-        "and one float (the loss) down; everything else stays where the backend keeps it.\n",
+        "and 16 bytes (the loss, and a bad label's row if any) down; everything else stays where "
+        "the backend keeps it.\n",
         bytes, (long long)batch);
 }
 
