@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# tools/measure-gpu.sh's own machinery, in a build without a GPU: an unknown argument is refused;
+# the check phase runs `triptych check` on every variant and version and records it in the summary
+# (a sim build's GPU variants run on the simulator); a phase that the --seconds budget cannot fit
+# is skipped by name.
+#   measure_gpu_test.sh SCRIPT BUILD_DIR
+set -uo pipefail
+script="$1" build="$2"
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+bash "$script" --no-such-option >"$out/refused.txt" 2>&1
+[ $? -eq 2 ] || fail "an unknown argument should exit 2"
+grep -q "unknown argument '--no-such-option'" "$out/refused.txt" || fail "no message naming it"
+
+bash "$script" --build "$build" --out "$out/run" --phases check --seconds 400 >"$out/run.txt" 2>&1 ||
+  fail "the check phase run failed: $(tail -n 5 "$out/run.txt")"
+grep -Eq '^check +ok ' "$out/run/summary.txt" || fail "summary: $(cat "$out/run/summary.txt")"
+tail -n 1 "$out/run/check-all.txt" | grep -Eq '^[0-9]+ passed, 0 failed' ||
+  fail "check-all.txt: $(tail -n 1 "$out/run/check-all.txt")"
+grep -q 'gpu_tiled@9' "$out/run/check-all.txt" || fail "the tensor-core versions were not checked"
+
+bash "$script" --build "$build" --out "$out/short" --phases check,lessons --seconds 20 \
+  >"$out/short.txt" 2>&1
+grep -Eq '^check +skipped: no time left' "$out/short/summary.txt" ||
+  fail "a phase that does not fit was not skipped: $(cat "$out/short/summary.txt")"
+echo "measure-gpu.sh: arguments, the check phase and the time budget behave"
