@@ -445,9 +445,10 @@ void correlate_by_pixels(const Correlation& g, const float* image, const float* 
         correlate_flat_block<Channels>(g, image, filters, bias, i0, live + i0 / block * g.R,
                                        flat_out);
     for (std::int64_t k = 0; k < Channels; ++k)
-        for (std::int64_t p = 0; p < g.P; ++p)
-            Eigen::Map<Array>(out + (k * g.P + p) * g.Q, g.Q) =
-                Eigen::Map<const Array>(flat_out + k * g.flat + p * g.cols, g.Q);
+        for (std::int64_t p = 0; p < g.P; ++p) {
+            const float* row = flat_out + k * g.flat + p * g.cols;
+            std::copy(row, row + g.Q, out + (k * g.P + p) * g.Q);
+        }
 }
 
 template <int... Channels>
@@ -862,9 +863,10 @@ void weight_gradient_flat_chunk(const Conv2dShape& s, const float* x, const floa
         float* grad = in.gradients + i * Channels * in.flat;
         Eigen::Map<Array>(grad, Channels * in.flat).setZero();
         for (std::int64_t k = 0; k < Channels; ++k)
-            for (std::int64_t p = 0; p < P; ++p)
-                Eigen::Map<Array>(grad + k * in.flat + p * in.cols, Q) =
-                    Eigen::Map<const Array>(dy + ((n * s.K + k) * P + p) * Q, Q);
+            for (std::int64_t p = 0; p < P; ++p) {
+                const float* row = dy + ((n * s.K + k) * P + p) * Q;
+                std::copy(row, row + Q, grad + k * in.flat + p * in.cols);
+            }
     }
     constexpr std::int64_t taps = flat_taps(Channels);
     const std::int64_t blocks = ceil_div(RS, taps), block_size = Channels * taps * lanes;
