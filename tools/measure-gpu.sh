@@ -182,12 +182,9 @@ phase_train() {
 # sim.json` with the same arguments counts them in the simulator, and
 # `tools/compare_ncu.py --sim sim.json --ncu OUT/ncu-....csv` sets the two side by side.
 phase_profile() {
-  local metrics="smsp__inst_executed_op_global_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
-  metrics+=",smsp__inst_executed_op_global_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
-  metrics+=",smsp__inst_executed_op_shared_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
-  metrics+=",l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
-  metrics+=",smsp__inst_executed_op_shared_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
-  metrics+=",l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
+  # the counters the simulator counts, named as ncu names them, and two of occupancy
+  local metrics
+  metrics="$("$triptych" profile --ncu-metrics)" || return 1
   metrics+=",sm__warps_active.avg.pct_of_peak_sustained_active,launch__occupancy_limit_registers"
   local status=0
   local cases=("gemm gpu_naive@1 40,33,17,NN" "gemm gpu_naive 40,33,17,NN"

@@ -36,6 +36,7 @@ void print_help() {
     std::puts(
         "usage: triptych profile --op NAME [--backend V] [--version N] [--shape SIZES] [--lines]\n"
         "                        [--gpu h200|a100] [--json FILE] [--seed S]\n"
+        "       triptych profile --ncu-metrics\n"
         "\n"
         "Runs one op on a GPU variant in the simulator, recording every global and shared memory\n"
         "access of every CUDA thread, and prints per kernel what Nsight Compute would count for\n"
@@ -55,14 +56,18 @@ void print_help() {
         "                  registers per thread come from nvcc's report of the nvcc compile check\n"
         "  --json FILE     also write every launch's counts as JSON\n"
         "  --seed S        the inputs' seed\n"
+        "  --ncu-metrics   print the Nsight Compute names of the counters above, comma-separated,\n"
+        "                  for `ncu --metrics` (every build)\n"
         "\n"
         "In a cuda build it runs the op on the GPU instead and prints each kernel's launches with\n"
         "the occupancy the CUDA occupancy API computes for them (registers and shared memory as\n"
         "compiled for that GPU), and the ncu command that measures the counters above.");
 }
 
-// The Nsight Compute metrics behind the table, for the cuda build's advice.
-[[maybe_unused]] const char* ncu_metrics =
+// The Nsight Compute metrics behind the table: the cuda build's advice, --ncu-metrics (which
+// tools/measure-gpu.sh passes to ncu) and, in the same order, counted_metrics' names (a test in
+// tests/report/compare_ncu_test.py holds the two equal).
+const char* ncu_metrics =
     "smsp__inst_executed_op_global_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,"
     "smsp__inst_executed_op_global_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,"
     "smsp__inst_executed_op_shared_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,"
@@ -435,9 +440,13 @@ int profile_on_gpu(const Options& options) {
 int profile_main(const Args& args) {
     Options options("profile", args,
                     {"--op", "--backend", "--version", "--shape", "--json", "--seed", "--gpu"},
-                    {"--help", "--lines"});
+                    {"--help", "--lines", "--ncu-metrics"});
     if (options.has("--help")) {
         print_help();
+        return 0;
+    }
+    if (options.has("--ncu-metrics")) {
+        std::puts(ncu_metrics);
         return 0;
     }
 #if TRIPTYCH_GPU_CUDA

@@ -81,6 +81,13 @@ class CompareNcu(unittest.TestCase):
         self.assertEqual(len(self.kernel["metrics"]), 10)
         self.assertGreater(self.kernel["metrics"]["smsp__inst_executed_op_shared_ld.sum"], 1000)
 
+    def test_ncu_is_asked_for_every_counter_the_profile_writes(self):
+        # tools/measure-gpu.sh passes `triptych profile --ncu-metrics` to ncu --metrics
+        done = subprocess.run([TRIPTYCH, "profile", "--ncu-metrics"], capture_output=True,
+                              text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout.strip().split(","), list(self.kernel["metrics"]))
+
     def test_equal_counts_over_two_launches_pass(self):
         code, output = self.run_tool(ncu_log(self.two_launches()))
         self.assertEqual(code, 0, output)
