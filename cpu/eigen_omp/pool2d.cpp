@@ -20,12 +20,16 @@
 // (max_pool_columns_plane), so that no row ends in a scalar remainder. Max pooling over 2x2
 // windows at stride 2 without padding, LeNet's, has loops of its own: max_pool_2x2 takes the
 // winners of a group of planes in two passes, down each column pair and then across, each one
-// flat vectorised loop, which leaves no lane idle on LeNet's short rows.
+// flat vectorised loop, which leaves no lane idle on LeNet's short rows. Average pooling over
+// those windows (avg_pool_2x2_group, its version 3) sums in the same two passes.
 //
-// Backward: max scatters dy to its argmax (dx += at an index, one output at a time); average
+// Backward: max scatters dy to its argmax (dx += at an index, one output at a time); over 2x2
+// windows at stride 2, where no input is in two windows, it gathers instead (version 3: each
+// input's gradient is its window's dy if it won, else 0, every row of dx written once). Average
 // spreads each output row's shares dy / count over one row of W columns, then writes every row
 // of dx once, as the sum of the spread rows whose windows cover it (version 3; version 2 adds each
-// spread row to the rows of dx it covers, after zeroing dx).
+// spread row to the rows of dx it covers, after zeroing dx); over 2x2 windows at stride 2 each
+// share is written to its four inputs in two flat passes (version 4).
 //
 // Eigen has no part here: a window's strided rows have no Eigen expression that beats these loops.
 // How fast these loops are, against cpu_naive and PyTorch: lessons/11_pooling, "Benchmarks on the
@@ -418,12 +422,109 @@ void max_pool2d_backward(const Pool2dShape& s, const float* dy, const float* arg
     });
 }
 
+// Version 3: two_by_two windows, where each input lies in one window at most, so dx is a gather
+// instead of a scatter: dx[h, w] = dy[p, q] if (h, w) won output (p, q)'s window, else 0. In two
+// passes over a group of planes, as max_pool_2x2 takes its winners:
+//   place  flat over the group's outputs: `offset` = argmax - the index of the window's first
+//          element (0, 1, W or W + 1: the winner's place in the window), then the output's
+//          gradient or a zero written to its two columns in the row of dx above (2p) and the row
+//          below (2p + 1);
+//   rows   those rows copied into dx, each row of dx written once; the last row and column, when
+//          H or W is odd, are in no window and get zeros.
+// Version 2 zeroes dx and adds one output at a time, at an index it first converts from a float.
+// `first` holds each output's window's first index, for a group of planes (the same in each).
+// Other shapes run version 2.
+void max_pool_2x2_backward_group(const Pool2dShape& s, std::int64_t planes, const float* dy,
+                                 const float* argmax, const float* first, float* dx, float* above,
+                                 float* below) {
+    const std::int64_t P = s.P(), Q = s.Q(), H = s.H, W = s.W, columns = 2 * Q;
+    const float one = 1.0f, down = float(W), down_one = float(W + 1);
+    for (std::int64_t i = 0; i < planes * P * Q; ++i) {
+        const float offset = argmax[i] - first[i], g = dy[i];
+        above[2 * i] = offset == 0.0f ? g : 0.0f;
+        above[2 * i + 1] = offset == one ? g : 0.0f;
+        below[2 * i] = offset == down ? g : 0.0f;
+        below[2 * i + 1] = offset == down_one ? g : 0.0f;
+    }
+    for (std::int64_t plane = 0; plane < planes; ++plane)
+        for (std::int64_t h = 0; h < H; ++h) {
+            float* row = dx + (plane * H + h) * W;
+            if (h >= 2 * P) {
+                std::fill(row, row + W, 0.0f);
+                continue;
+            }
+            const float* from = (h % 2 == 0 ? above : below) + (plane * P + h / 2) * columns;
+            std::copy(from, from + columns, row);
+            std::fill(row + columns, row + W, 0.0f);
+        }
+}
+
+void max_pool2d_backward_window_gather(const Pool2dShape& s, const float* dy, const float* argmax,
+                                       float* dx) {
+    if (!two_by_two(s)) {
+        max_pool2d_backward(s, dy, argmax, dx);
+        return;
+    }
+    const std::int64_t P = s.P(), Q = s.Q(), in_size = s.H * s.W, out_size = P * Q;
+    const auto first = scratch(planes_per_group * out_size);
+    for (std::int64_t plane = 0; plane < planes_per_group; ++plane)
+        for (std::int64_t p = 0; p < P; ++p)
+            for (std::int64_t q = 0; q < Q; ++q)
+                first[(plane * P + p) * Q + q] = float(2 * p * s.W + 2 * q);
+    for_each_slice(s.N * s.C, in_size, [&](std::int64_t begin, std::int64_t count) {
+        const auto above = scratch(2 * planes_per_group * out_size);
+        const auto below = scratch(2 * planes_per_group * out_size);
+        for (std::int64_t group = begin; group < begin + count; group += planes_per_group)
+            max_pool_2x2_backward_group(s, std::min(planes_per_group, begin + count - group),
+                                        dy + group * out_size, argmax + group * out_size,
+                                        first.get(), dx + group * in_size, above.get(),
+                                        below.get());
+    });
+}
+
 void avg_pool2d_forward(const Pool2dShape& s, const float* x, float* y) {
     const InteriorColumns inner = interior_columns(s);
     with_stride(s, [&](auto stride) {
         for_each_plane(s, [&](std::int64_t in, std::int64_t out) {
             avg_pool_plane(s, inner, stride, x + in, y + out);
         });
+    });
+}
+
+// Version 3: two_by_two windows (LeNet's shape, were it to average) in two flat passes over a
+// group of planes, as max_pool_2x2 takes its winners:
+//   down    for every output row p and input column w < 2Q, x[2p, w] + x[2p + 1, w];
+//   across  for every output, flat over the group, the sum of its two column sums, times 1/4.
+// Version 2's loop per tap over a row of 14 outputs, four taps and a division per row, left most
+// of each vector idle and took about twice as long as max pooling on the same shape. Each output
+// is (x[2p, 2q] + x[2p + 1, 2q]) + (x[2p, 2q + 1] + x[2p + 1, 2q + 1]), divided by 4 (a
+// multiplication by 1/4 gives the same bits); the reference adds in row-major order, so the two
+// may differ in the last bit. Other shapes run version 2.
+void avg_pool_2x2_group(const Pool2dShape& s, std::int64_t planes, const float* x, float* y,
+                        float* down) {
+    const std::int64_t P = s.P(), Q = s.Q(), W = s.W, columns = 2 * Q;
+    for (std::int64_t plane = 0; plane < planes; ++plane)
+        for (std::int64_t p = 0; p < P; ++p) {
+            const float* upper = x + (plane * s.H + 2 * p) * W;
+            const float* lower = upper + W;
+            float* sum = down + (plane * P + p) * columns;
+            for (std::int64_t w = 0; w < columns; ++w) sum[w] = upper[w] + lower[w];
+        }
+    for (std::int64_t i = 0; i < planes * P * Q; ++i)
+        y[i] = (down[2 * i] + down[2 * i + 1]) * 0.25f;
+}
+
+void avg_pool2d_forward_pair_sums(const Pool2dShape& s, const float* x, float* y) {
+    if (!two_by_two(s)) {
+        avg_pool2d_forward(s, x, y);
+        return;
+    }
+    const std::int64_t in_size = s.H * s.W, out_size = s.P() * s.Q();
+    for_each_slice(s.N * s.C, in_size, [&](std::int64_t begin, std::int64_t count) {
+        const auto down = scratch(2 * planes_per_group * out_size);
+        for (std::int64_t first = begin; first < begin + count; first += planes_per_group)
+            avg_pool_2x2_group(s, std::min(planes_per_group, begin + count - first),
+                               x + first * in_size, y + first * out_size, down.get());
     });
 }
 
@@ -524,6 +625,49 @@ void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx) {
     });
 }
 
+// Version 4: two_by_two windows in two passes over a group of planes. Each input has one window,
+// which counts 4 elements, so dx[2p + a, 2q + b] = dy[p, q] / 4:
+//   spread  flat over the group's outputs, each share dy / 4 written to its two columns (a row
+//           of 2Q per output row);
+//   rows    each spread row copied to the two rows of dx under it; the last row and column, when
+//           H or W is odd, are in no window and get zeros.
+// Version 3's spreads, phases and covering rows work for every window and stride, and on rows
+// of 14 outputs their loop overhead outweighed the adds. Other shapes run version 3.
+void avg_pool_2x2_backward_group(const Pool2dShape& s, std::int64_t planes, const float* dy,
+                                 float* dx, float* spread) {
+    const std::int64_t P = s.P(), Q = s.Q(), H = s.H, W = s.W, columns = 2 * Q;
+    for (std::int64_t i = 0; i < planes * P * Q; ++i) {
+        const float share = dy[i] * 0.25f;  // the same bits as dy[i] / 4
+        spread[2 * i] = share;
+        spread[2 * i + 1] = share;
+    }
+    for (std::int64_t plane = 0; plane < planes; ++plane)
+        for (std::int64_t h = 0; h < H; ++h) {
+            float* row = dx + (plane * H + h) * W;
+            if (h >= 2 * P) {
+                std::fill(row, row + W, 0.0f);
+                continue;
+            }
+            const float* from = spread + (plane * P + h / 2) * columns;
+            std::copy(from, from + columns, row);
+            std::fill(row + columns, row + W, 0.0f);
+        }
+}
+
+void avg_pool2d_backward_pair_spread(const Pool2dShape& s, const float* dy, float* dx) {
+    if (!two_by_two(s)) {
+        avg_pool2d_backward(s, dy, dx);
+        return;
+    }
+    const std::int64_t in_size = s.H * s.W, out_size = s.P() * s.Q();
+    for_each_slice(s.N * s.C, in_size, [&](std::int64_t begin, std::int64_t count) {
+        const auto spread = scratch(2 * planes_per_group * out_size);
+        for (std::int64_t first = begin; first < begin + count; first += planes_per_group)
+            avg_pool_2x2_backward_group(s, std::min(planes_per_group, begin + count - first),
+                                        dy + first * out_size, dx + first * in_size, spread.get());
+    });
+}
+
 }  // namespace
 
 // One declaration per ladder of versions: GCC 12 warns of a string "used uninitialized" (a false
@@ -545,16 +689,30 @@ void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx) {
      {3, "gathered_rows",
       "each output row's spread once, in vector loops; each row of dx written once, the sum of the "
       "spreads covering it",
-      avg_pool2d_backward}},
+      avg_pool2d_backward},
+     {4, "pair_spread",
+      "2x2 windows at stride 2: every share written to its column pair in one flat loop, each row "
+      "copied to the two rows of dx under it; other shapes as version 3",
+      avg_pool2d_backward_pair_spread}},
+    /*default_version=*/4);
+
+[[maybe_unused]] const bool registered_avg_forward = register_kernels(
+    "cpu_eigen_omp", ops::avg_pool2d_forward,
+    {{2, "row_taps", "a whole output row per window tap, vectorised; planes over threads",
+      avg_pool2d_forward},
+     {3, "pair_sums",
+      "2x2 windows at stride 2: pairs of rows summed, then pairs of columns, each a flat loop over "
+      "a group of planes; other shapes as version 2",
+      avg_pool2d_forward_pair_sums}},
     /*default_version=*/3);
 
-[[maybe_unused]] const bool registered =
-    register_kernel(
-        "cpu_eigen_omp", ops::max_pool2d_backward,
-        {2, "planes", "each thread scatters into its own planes of dx", max_pool2d_backward}) &&
-    register_kernel(
-        "cpu_eigen_omp", ops::avg_pool2d_forward,
-        {2, "row_taps", "a whole output row per window tap, vectorised; planes over threads",
-         avg_pool2d_forward});
+[[maybe_unused]] const bool registered_max_backward = register_kernels(
+    "cpu_eigen_omp", ops::max_pool2d_backward,
+    {{2, "planes", "each thread scatters into its own planes of dx", max_pool2d_backward},
+     {3, "window_gather",
+      "2x2 windows at stride 2: each input's gradient gathered from its one window in a flat loop "
+      "per plane, every row of dx written once; other shapes as version 2",
+      max_pool2d_backward_window_gather}},
+    /*default_version=*/3);
 
 }  // namespace triptych::cpu_eigen_omp
