@@ -156,11 +156,48 @@ void max_pool_plane(const Pool2dShape& s, InteriorColumns inner, Stride stride, 
     }
 }
 
-// Whether s is 2x2 windows at stride 2 without padding: LeNet's and VGG's max pooling, the most
-// common shape, which max_pool_2x2 runs.
+// Whether s is 2x2 windows at stride 2 without padding: LeNet's and VGG's pooling, the most
+// common shape, which the kernels below have loops of their own for (max_pool_2x2 and the 2x2
+// versions of the other three ops).
 bool two_by_two(const Pool2dShape& s) {
     return s.window_h == 2 && s.window_w == 2 && s.stride_h == 2 && s.stride_w == 2 &&
            s.pad_h == 0 && s.pad_w == 0;
+}
+
+// The kernels for two_by_two windows work on groups of 16 planes, each in two flat passes: the
+// first pass's rows for 16 of LeNet's conv1 planes, 50 KB, stay in L2 for the second.
+constexpr std::int64_t planes_per_group = 16;
+
+// Runs group(first, planes, scratch) over the N * C planes in groups of planes_per_group (fewer
+// at the end of a slice), each OpenMP thread over its own slice of planes (for_each_slice) with
+// `scratch_floats` floats of scratch of its own, for the group's intermediate rows.
+template <typename Group>
+void for_each_group(const Pool2dShape& s, std::int64_t scratch_floats, Group group) {
+    for_each_slice(s.N * s.C, s.H * s.W, [&](std::int64_t begin, std::int64_t count) {
+        const auto space = scratch(scratch_floats);
+        for (std::int64_t first = begin; first < begin + count; first += planes_per_group)
+            group(first, std::min(planes_per_group, begin + count - first), space.get());
+    });
+}
+
+// The rows of dx of a group of two_by_two planes, each written once: row h of a plane is
+// rows(plane, h / 2, h % 2), a row of 2Q floats (the backward's gradients under output row h / 2,
+// h % 2 = 1 for the lower row of its windows), then zeros in the column no window covers when W
+// is odd; a last row no window covers, when H is odd, is zeros.
+template <typename Rows>
+void write_window_rows(const Pool2dShape& s, std::int64_t planes, float* dx, Rows rows) {
+    const std::int64_t P = s.P(), H = s.H, W = s.W, columns = 2 * s.Q();
+    for (std::int64_t plane = 0; plane < planes; ++plane)
+        for (std::int64_t h = 0; h < H; ++h) {
+            float* row = dx + (plane * H + h) * W;
+            if (h >= 2 * P) {
+                std::fill(row, row + W, 0.0f);
+                continue;
+            }
+            const float* from = rows(plane, h / 2, h % 2);
+            std::copy(from, from + columns, row);
+            std::fill(row + columns, row + W, 0.0f);
+        }
 }
 
 // two_by_two windows, in two passes over a group of planes, each a loop without a branch that the
@@ -173,10 +210,7 @@ bool two_by_two(const Pool2dShape& s) {
 //           winners, down[2i] and down[2i + 1]: the larger (replaces_max), and between two that
 //           neither replaces (equal, or both NaN) the one with the smaller index.
 // The result is the reference's: the window's largest element, the first in row-major order among
-// equals, or its first NaN. A group is 16 planes: their column winners, 50 KB for LeNet's conv1
-// planes, stay in L2 between the passes.
-constexpr std::int64_t planes_per_group = 16;
-
+// equals, or its first NaN.
 void max_pool_2x2_group(const Pool2dShape& s, std::int64_t planes, const float* x, float* y,
                         float* argmax, float* down, float* down_index) {
     const std::int64_t P = s.P(), Q = s.Q(), W = s.W, columns = 2 * Q;
@@ -211,6 +245,9 @@ void max_pool_2x2_group(const Pool2dShape& s, std::int64_t planes, const float* 
 void max_pool_2x2(const Pool2dShape& s, const float* x, float* y, float* argmax) {
     const std::int64_t in_size = s.H * s.W, out_size = s.P() * s.Q();
     for_each_slice(s.N * s.C, in_size, [&](std::int64_t begin, std::int64_t count) {
+        // Two allocations: one of twice the size, split in two (for_each_group's way), ran
+        // LeNet's conv1 pooling about 8% slower on a Zen 5 (31.5 against 29 us), for a reason
+        // not found.
         const auto down = scratch(2 * planes_per_group * out_size);
         const auto down_index = scratch(2 * planes_per_group * out_size);
         for (std::int64_t first = begin; first < begin + count; first += planes_per_group) {
@@ -437,7 +474,7 @@ void max_pool2d_backward(const Pool2dShape& s, const float* dy, const float* arg
 void max_pool_2x2_backward_group(const Pool2dShape& s, std::int64_t planes, const float* dy,
                                  const float* argmax, const float* first, float* dx, float* above,
                                  float* below) {
-    const std::int64_t P = s.P(), Q = s.Q(), H = s.H, W = s.W, columns = 2 * Q;
+    const std::int64_t P = s.P(), Q = s.Q(), W = s.W, columns = 2 * Q;
     const float one = 1.0f, down = float(W), down_one = float(W + 1);
     for (std::int64_t i = 0; i < planes * P * Q; ++i) {
         const float offset = argmax[i] - first[i], g = dy[i];
@@ -446,17 +483,9 @@ void max_pool_2x2_backward_group(const Pool2dShape& s, std::int64_t planes, cons
         below[2 * i] = offset == down ? g : 0.0f;
         below[2 * i + 1] = offset == down_one ? g : 0.0f;
     }
-    for (std::int64_t plane = 0; plane < planes; ++plane)
-        for (std::int64_t h = 0; h < H; ++h) {
-            float* row = dx + (plane * H + h) * W;
-            if (h >= 2 * P) {
-                std::fill(row, row + W, 0.0f);
-                continue;
-            }
-            const float* from = (h % 2 == 0 ? above : below) + (plane * P + h / 2) * columns;
-            std::copy(from, from + columns, row);
-            std::fill(row + columns, row + W, 0.0f);
-        }
+    write_window_rows(s, planes, dx, [&](std::int64_t plane, std::int64_t p, std::int64_t lower) {
+        return (lower ? below : above) + (plane * P + p) * columns;
+    });
 }
 
 void max_pool2d_backward_window_gather(const Pool2dShape& s, const float* dy, const float* argmax,
@@ -471,14 +500,10 @@ void max_pool2d_backward_window_gather(const Pool2dShape& s, const float* dy, co
         for (std::int64_t p = 0; p < P; ++p)
             for (std::int64_t q = 0; q < Q; ++q)
                 first[(plane * P + p) * Q + q] = float(2 * p * s.W + 2 * q);
-    for_each_slice(s.N * s.C, in_size, [&](std::int64_t begin, std::int64_t count) {
-        const auto above = scratch(2 * planes_per_group * out_size);
-        const auto below = scratch(2 * planes_per_group * out_size);
-        for (std::int64_t group = begin; group < begin + count; group += planes_per_group)
-            max_pool_2x2_backward_group(s, std::min(planes_per_group, begin + count - group),
-                                        dy + group * out_size, argmax + group * out_size,
-                                        first.get(), dx + group * in_size, above.get(),
-                                        below.get());
+    const std::int64_t rows_size = 2 * planes_per_group * out_size;  // a row of 2Q per output row
+    for_each_group(s, 2 * rows_size, [&](std::int64_t group, std::int64_t planes, float* space) {
+        max_pool_2x2_backward_group(s, planes, dy + group * out_size, argmax + group * out_size,
+                                    first.get(), dx + group * in_size, space, space + rows_size);
     });
 }
 
@@ -520,12 +545,11 @@ void avg_pool2d_forward_pair_sums(const Pool2dShape& s, const float* x, float* y
         return;
     }
     const std::int64_t in_size = s.H * s.W, out_size = s.P() * s.Q();
-    for_each_slice(s.N * s.C, in_size, [&](std::int64_t begin, std::int64_t count) {
-        const auto down = scratch(2 * planes_per_group * out_size);
-        for (std::int64_t first = begin; first < begin + count; first += planes_per_group)
-            avg_pool_2x2_group(s, std::min(planes_per_group, begin + count - first),
-                               x + first * in_size, y + first * out_size, down.get());
-    });
+    for_each_group(s, 2 * planes_per_group * out_size,
+                   [&](std::int64_t first, std::int64_t planes, float* down) {
+                       avg_pool_2x2_group(s, planes, x + first * in_size, y + first * out_size,
+                                          down);
+                   });
 }
 
 // Per output row p: spread[w] = the sum of dy[p, q] / count over the windows q whose columns
@@ -635,23 +659,15 @@ void avg_pool2d_backward(const Pool2dShape& s, const float* dy, float* dx) {
 // of 14 outputs their loop overhead outweighed the adds. Other shapes run version 3.
 void avg_pool_2x2_backward_group(const Pool2dShape& s, std::int64_t planes, const float* dy,
                                  float* dx, float* spread) {
-    const std::int64_t P = s.P(), Q = s.Q(), H = s.H, W = s.W, columns = 2 * Q;
+    const std::int64_t P = s.P(), Q = s.Q(), columns = 2 * Q;
     for (std::int64_t i = 0; i < planes * P * Q; ++i) {
         const float share = dy[i] * 0.25f;  // the same bits as dy[i] / 4
         spread[2 * i] = share;
         spread[2 * i + 1] = share;
     }
-    for (std::int64_t plane = 0; plane < planes; ++plane)
-        for (std::int64_t h = 0; h < H; ++h) {
-            float* row = dx + (plane * H + h) * W;
-            if (h >= 2 * P) {
-                std::fill(row, row + W, 0.0f);
-                continue;
-            }
-            const float* from = spread + (plane * P + h / 2) * columns;
-            std::copy(from, from + columns, row);
-            std::fill(row + columns, row + W, 0.0f);
-        }
+    write_window_rows(s, planes, dx, [&](std::int64_t plane, std::int64_t p, std::int64_t) {
+        return spread + (plane * P + p) * columns;  // the same row above and below
+    });
 }
 
 void avg_pool2d_backward_pair_spread(const Pool2dShape& s, const float* dy, float* dx) {
@@ -660,12 +676,11 @@ void avg_pool2d_backward_pair_spread(const Pool2dShape& s, const float* dy, floa
         return;
     }
     const std::int64_t in_size = s.H * s.W, out_size = s.P() * s.Q();
-    for_each_slice(s.N * s.C, in_size, [&](std::int64_t begin, std::int64_t count) {
-        const auto spread = scratch(2 * planes_per_group * out_size);
-        for (std::int64_t first = begin; first < begin + count; first += planes_per_group)
-            avg_pool_2x2_backward_group(s, std::min(planes_per_group, begin + count - first),
-                                        dy + first * out_size, dx + first * in_size, spread.get());
-    });
+    for_each_group(s, 2 * planes_per_group * out_size,
+                   [&](std::int64_t first, std::int64_t planes, float* spread) {
+                       avg_pool_2x2_backward_group(s, planes, dy + first * out_size,
+                                                   dx + first * in_size, spread);
+                   });
 }
 
 }  // namespace
