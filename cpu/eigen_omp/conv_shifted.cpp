@@ -141,9 +141,10 @@ void conv2d_backward_data_shifted(const Conv2dShape& s, const float* dy, const f
     correlate_batch(s, dy, s.P(), s.Q(), spread, g, taps.get(), s.C,
                     [&](std::int64_t n, const float* sums) {
                         for (std::int64_t c = 0; c < s.C; ++c)
-                            for (std::int64_t h = 0; h < s.H; ++h)
-                                Eigen::Map<Array>(dx + (n * s.C + c) * HW + h * s.W, s.W) =
-                                    Eigen::Map<const Array>(sums + c * g.run() + h * g.cols, s.W);
+                            for (std::int64_t h = 0; h < s.H; ++h) {
+                                const float* row = sums + c * g.run() + h * g.cols;
+                                std::copy(row, row + s.W, dx + (n * s.C + c) * HW + h * s.W);
+                            }
                     });
 }
 
