@@ -1,9 +1,13 @@
 // The one random-number source: seeded, so any check can be replayed with the seed it printed.
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <random>
 #include <span>
+#include <string>
+
+#include "common/errors.hpp"
 
 namespace triptych {
 
@@ -35,6 +39,19 @@ inline std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t index) {
         return x ^ (x >> 31);
     };
     return splitmix64(splitmix64(seed) ^ index);
+}
+
+// A seed as the user typed it (`--seed S`, a lesson's argument, TRIPTYCH_SEED): every value a
+// run prints, 0 to 2^64 - 1, and nothing else. InvalidArgument names `what` (the option) and the
+// text otherwise: a sign, a fraction, trailing characters or a value past 2^64 - 1.
+inline std::uint64_t parse_seed(const std::string& what, const std::string& text) {
+    std::uint64_t seed = 0;
+    const char* end = text.data() + text.size();
+    const auto [stop, error] = std::from_chars(text.data(), end, seed);
+    if (text.empty() || error != std::errc() || stop != end)
+        throw InvalidArgument(what + " takes an integer from 0 to 18446744073709551615, got '" +
+                              text + "'");
+    return seed;
 }
 
 // A fresh seed from the operating system's entropy source, for runs that were given none.

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "common/errors.hpp"
+
 namespace triptych {
 
 class Shape {
@@ -20,9 +22,12 @@ public:
     const std::vector<std::int64_t>& dims() const { return dims_; }
 
     // The number of elements: the product of the dimensions (1 for a rank-0 shape).
+    // InvalidArgument if the product does not fit in 64 bits.
     std::int64_t elements() const {
         std::int64_t count = 1;
-        for (std::int64_t d : dims_) count *= d;
+        for (std::int64_t d : dims_)
+            if (__builtin_mul_overflow(count, d, &count))
+                throw InvalidArgument("shape " + str() + " has more than 2^63 - 1 elements");
         return count;
     }
 

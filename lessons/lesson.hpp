@@ -21,21 +21,10 @@
 namespace triptych::lessons {
 
 // The inputs' seed: argv[1] if given, else a fresh one. Printed, so that any run can be replayed.
-// InvalidArgument unless argv[1] is one non-negative integer.
+// InvalidArgument unless argv[1] is an integer from 0 to 2^64 - 1 (common/random.hpp).
 inline std::uint64_t seed_from_args(int argc, char** argv) {
-    std::uint64_t seed = fresh_seed();
-    if (argc > 1) {
-        const std::string text = argv[1];
-        std::size_t used = 0;
-        try {
-            seed = std::stoull(text, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used == 0 || used != text.size() || text[0] == '-')
-            throw InvalidArgument(
-                "the argument is the inputs' seed, a non-negative integer; got '" + text + "'");
-    }
+    const std::uint64_t seed =
+        argc > 1 ? parse_seed("the argument, the inputs' seed,", argv[1]) : fresh_seed();
     std::printf("seed %llu (replay: %s %llu)\n", (unsigned long long)seed, argv[0],
                 (unsigned long long)seed);
     return seed;

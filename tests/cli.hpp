@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include "common/random.hpp"
 
@@ -21,9 +22,11 @@ struct CliRun {
     std::string stderr_text;  // standard output is dropped
 };
 
-// Runs `triptych <arguments>` through the shell (quote arguments that need it).
-inline CliRun run_cli(const std::string& arguments) {
-    const std::string command = std::string(TRIPTYCH_CLI) + " " + arguments + " 2>&1 >/dev/null";
+// Runs `triptych <arguments> <redirections>` through the shell (quote arguments that need it):
+// the exit status, -1 if a signal ended it, and what reached the pipe.
+inline std::pair<int, std::string> run_cli_piped(const std::string& arguments,
+                                                 const std::string& redirections) {
+    const std::string command = std::string(TRIPTYCH_CLI) + " " + arguments + " " + redirections;
     FILE* pipe = popen(command.c_str(), "r");
     REQUIRE(pipe != nullptr);
     std::string text;
@@ -31,6 +34,19 @@ inline CliRun run_cli(const std::string& arguments) {
     while (fgets(chunk.data(), chunk.size(), pipe) != nullptr) text += chunk.data();
     const int status = pclose(pipe);
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+}
+
+// Runs `triptych <arguments>`: its exit status and standard error.
+inline CliRun run_cli(const std::string& arguments) {
+    const auto [status, stderr_text] = run_cli_piped(arguments, "2>&1 >/dev/null");
+    return {status, stderr_text};
+}
+
+// Runs `triptych <arguments>`: its standard output, after REQUIREing a zero exit status.
+inline std::string cli_output(const std::string& arguments) {
+    const auto [status, stdout_text] = run_cli_piped(arguments, "2>/dev/null");
+    REQUIRE(status == 0);
+    return stdout_text;
 }
 
 // Whether `text` is exactly one line: how the command line reports an error.

@@ -151,6 +151,18 @@ TEST_CASE("the CLI turns bad input into one line on stderr and a non-zero exit",
 
 TEST_CASE("the CLI's check passes on a valid case and replays a seed exactly", "[cli]") {
     CHECK(run_cli("check --op gemm --shape 17,33,5 --backend cpu_eigen_omp --seed 42").status == 0);
+    // Half of the fresh seeds a run prints are 2^63 or more: each must replay.
+    CHECK(run_cli("check --op relu_forward --shape 7,5 --backend cpu_naive "
+                  "--seed 18446744073709551615")
+              .status == 0);
+    for (const char* command : {"check --op relu_forward", "profile --op relu_forward",
+                                "train --data /nonexistent/triptych"})
+        for (const char* seed : {"-1", "18446744073709551616", "12x", "''"}) {
+            const Run bad_seed = run_cli(std::string(command) + " --seed " + seed);
+            CHECK(bad_seed.status != 0);
+            CHECK(one_line(bad_seed.stderr_text));
+            CHECK_THAT(bad_seed.stderr_text, Contains("--seed takes an integer from 0 to"));
+        }
     for (const char* command : {"info", "check", "bench", "report"})
         CHECK(run_cli(std::string(command) + " --help").status == 0);
 }

@@ -15,7 +15,7 @@ namespace triptych::testing {
 std::uint64_t seed() {
     static const std::uint64_t value = [] {
         const char* text = std::getenv("TRIPTYCH_SEED");
-        return text != nullptr ? std::strtoull(text, nullptr, 10) : fresh_seed();
+        return text != nullptr ? parse_seed("TRIPTYCH_SEED", text) : fresh_seed();
     }();
     return value;
 }
@@ -23,7 +23,13 @@ std::uint64_t seed() {
 }  // namespace triptych::testing
 
 int main(int argc, char* argv[]) {
-    const auto seed = static_cast<unsigned long long>(triptych::testing::seed());
+    unsigned long long seed = 0;
+    try {
+        seed = triptych::testing::seed();
+    } catch (const triptych::InvalidArgument& error) {
+        std::fprintf(stderr, "%s\n", error.what());
+        return 2;
+    }
     std::printf("input seed %llu (replay with TRIPTYCH_SEED=%llu)\n", seed, seed);
     return Catch::Session().run(argc, argv);
 }

@@ -12,6 +12,7 @@
 #include "common/errors.hpp"
 #include "common/kernels.hpp"
 #include "common/registry.hpp"
+#include "tests/cli.hpp"
 #include "tests/seed.hpp"
 #include "tests/variants.hpp"
 #include "triptych_config.hpp"
@@ -128,4 +129,22 @@ TEST_CASE("every version the cross-check knows of is one the registry can make",
                 CHECK(backend(name).variant() == variant);
             }
     }
+}
+
+TEST_CASE("`triptych versions --op` takes the kernel ops' names and those of `triptych check`",
+          "[versions][cli]") {
+    // conv2d, as triptych check names it: the ladders of its three kernels, and no other op's.
+    const std::string conv2d = testing::cli_output("versions --op conv2d");
+    for (const char* kernel :
+         {"conv2d_forward ", "conv2d_backward_data ", "conv2d_backward_weights "})
+        CHECK_THAT(conv2d, Contains(kernel));
+    CHECK_THAT(conv2d, !Contains("max_pool2d") && !Contains("gemm "));
+    const std::string forward = testing::cli_output("versions --op conv2d_forward");
+    CHECK_THAT(forward, Contains("conv2d_forward ") && !Contains("conv2d_backward_data "));
+    CHECK_THAT(testing::cli_output("versions --op adam"), Contains("optimizer_step "));
+
+    const testing::CliRun unknown = testing::run_cli("versions --op nope");
+    CHECK(unknown.status != 0);
+    CHECK(testing::one_line(unknown.stderr_text));
+    CHECK_THAT(unknown.stderr_text, Contains("unknown op 'nope'") && Contains("conv2d_forward"));
 }

@@ -1,6 +1,8 @@
 // `triptych check`: every op of every variant against the float64 reference, as a table.
 // Exits 1 if any case fails, so scripts and CI can rely on it.
 #include <cstdio>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -121,14 +123,8 @@ int check_main(const Args& args) {
     } else {
         for (const check::OpDescription& op : check::ops()) ops.push_back(&op);
     }
-    std::uint64_t seed = fresh_seed();
-    if (options.has("--seed")) {
-        const std::vector<std::int64_t> parsed =
-            check::parse_sizes("--seed", options.get("--seed"));
-        if (parsed.size() != 1 || parsed[0] < 0)
-            throw InvalidArgument("--seed takes one non-negative integer");
-        seed = static_cast<std::uint64_t>(parsed[0]);
-    }
+    const std::uint64_t seed =
+        options.has("--seed") ? parse_seed("--seed", options.get("--seed")) : fresh_seed();
 
     std::printf("seed %llu (replay with --seed %llu)\n\n", (unsigned long long)seed,
                 (unsigned long long)seed);
@@ -155,11 +151,22 @@ int check_main(const Args& args) {
                 } catch (const Unsupported& e) {
                     print_not_run(op->name, variant, b.device(), shape, e.what());
                     ++unsupported;
-                } catch (const InvalidArgument&) {
-                    throw;  // a bad --shape: one error line, not a table of failures
+                } catch (const InvalidArgument& e) {
+                    // A bad --shape: one error line naming the op, not a table of failures.
+                    const std::string what = e.what();
+                    if (what.rfind(op->name + ":", 0) == 0) throw;
+                    throw InvalidArgument(op->name + ": --shape '" + shape + "': " + what);
                 } catch (const std::exception& e) {
+                    // A shape too large for this machine's memory fails as a case, plainly.
+                    std::string why = e.what();
+                    if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr ||
+                        dynamic_cast<const std::length_error*>(&e) != nullptr)
+                        why =
+                            "out of memory: this shape's inputs, outputs and float64 "
+                            "reference do not fit (" +
+                            why + ")";
                     std::printf("%-23s %-14s %-26.26s %-50s FAIL: %s\n", op->name.c_str(),
-                                variant.c_str(), b.device().c_str(), shape.c_str(), e.what());
+                                variant.c_str(), b.device().c_str(), shape.c_str(), why.c_str());
                     ++failed;
                 }
                 std::fflush(stdout);

@@ -377,8 +377,7 @@ Request read_request(const Options& options) {
             "gpu_tiled (or a version of one), not " +
             r.name);
     r.shape = options.get("--shape", r.op->default_shapes.front());
-    r.seed = fresh_seed();
-    if (options.has("--seed")) r.seed = std::stoull(options.get("--seed"));
+    r.seed = options.has("--seed") ? parse_seed("--seed", options.get("--seed")) : fresh_seed();
     return r;
 }
 

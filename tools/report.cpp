@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -59,7 +60,15 @@ struct BenchRun {
 };
 
 BenchRun bench_run(const Options& options) {
-    return {options.get("--filter"), options.has("--quick"), options.has("--include-simulator")};
+    const std::string filter = options.get("--filter");
+    try {
+        std::regex(filter,
+                   std::regex::extended);  // as Google Benchmark compiles --benchmark_filter
+    } catch (const std::regex_error& error) {
+        throw InvalidArgument("--filter '" + filter + "' is not a regular expression (" +
+                              error.what() + ")");
+    }
+    return {filter, options.has("--quick"), options.has("--include-simulator")};
 }
 
 std::vector<std::string> bench_command(const fs::path& bench, const BenchRun& run) {

@@ -34,6 +34,7 @@
 #include "common/nn/optimizer.hpp"
 #include "common/nn/trainer.hpp"
 #include "common/output_marks.hpp"
+#include "common/random.hpp"
 #include "common/registry.hpp"
 #include "common/timer.hpp"
 #include "tools/commands.hpp"
@@ -180,7 +181,7 @@ Settings read_settings(const Options& options) {
     // the other fields keep OptimizerConfig's defaults, which are PyTorch's.
     if (s.optimizer.kind == OptimizerKind::sgd) s.optimizer.momentum = 0.9f;
     s.optimizer.lr = learning_rate(options, s.optimizer.kind);
-    s.seed = std::uint64_t(integer_option(options, "--seed", 1, 0));
+    s.seed = options.has("--seed") ? parse_seed("--seed", options.get("--seed")) : 1;
     s.limit = integer_option(options, "--limit", 0, 1);
     s.data = options.get("--data", default_data);
     s.out = options.get("--out", "training");

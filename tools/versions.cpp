@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "check/crosscheck.hpp"
+#include "common/errors.hpp"
 #include "common/kernels.hpp"
 #include "common/registry.hpp"
 #include "tools/commands.hpp"
@@ -24,11 +26,27 @@ void print_help() {
         "runs by name: triptych check --op gemm --backend gpu_tiled@5, and the same spelling in\n"
         "the benchmarks' rows, the report and the lessons.\n"
         "\n"
-        "  --op NAME         only this op (gemm, relu_forward, conv2d_forward, ...)\n"
+        "  --op NAME         only this op (gemm, relu_forward, conv2d_forward, ...), or the\n"
+        "                    kernels an op of triptych check runs (conv2d: its forward and\n"
+        "                    both backward kernels)\n"
         "  --backend NAME    only this variant");
 }
 
 }  // namespace
+
+// The kernel op `name`, or the kernels of the check op `name` (conv2d: conv2d_forward,
+// conv2d_backward_data, conv2d_backward_weights), so that `triptych check --op X` and
+// `triptych versions --op X` take the same names. InvalidArgument, listing the kernel ops, if
+// neither.
+std::vector<Op> ops_named(const std::string& name) {
+    try {
+        return {op_named(name)};
+    } catch (const InvalidArgument&) {
+        for (const check::OpDescription& described : check::ops())
+            if (described.name == name && !described.kernels.empty()) return described.kernels;
+        throw;
+    }
+}
 
 int versions_main(const Args& args) {
     Options options("versions", args, {"--op", "--backend"}, {"--help"});
@@ -37,7 +55,7 @@ int versions_main(const Args& args) {
         return 0;
     }
     std::vector<Op> ops(all_ops().begin(), all_ops().end());
-    if (options.has("--op")) ops = {op_named(options.get("--op"))};
+    if (options.has("--op")) ops = ops_named(options.get("--op"));
     std::vector<std::string> variants = built_backend_names();
     if (options.has("--backend")) {
         const std::string wanted = options.get("--backend");

@@ -242,6 +242,11 @@ class BadInput(unittest.TestCase):
         self.assert_fails_in_one_line(triptych("bench", "--filter", "no_such_op"),
                                       "matches no benchmark")
 
+    def test_a_filter_that_is_not_a_regular_expression(self):
+        for command in ("bench", "report"):
+            self.assert_fails_in_one_line(triptych(command, "--filter", "gemm/(cpu"),
+                                          "is not a regular expression")
+
     def test_out_that_is_not_a_report_directory(self):
         with open(os.path.join(self.tmp.name, "notes.txt"), "w") as f:
             f.write("keep me")
