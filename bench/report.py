@@ -3,7 +3,8 @@
 
     report.py --json results.json --out report/    write report/ (report.md, charts, the JSON)
     report.py --json results.json --peer peer.json --out report/  the same, PyTorch beside us
-    report.py --check-out report/                  only say whether report/ may be (re)written
+    report.py --check-out report/ [--peer peer.json]  only say whether report/ may be (re)written
+                                                      (and peer.json read), before a long run
 
 report.md states the machine (host, CPUs, caches, build, OpenMP threads, the GPU or that there was
 none), then speedup tables: every variant against cpu_naive and against cpu_eigen_omp, each GPU
@@ -1654,11 +1655,13 @@ def main(argv):
     parser.add_argument("--counts", metavar="FILE",
                         help="the GPU ladder counted on the simulator (written by triptych report)")
     parser.add_argument("--check-out", metavar="DIR",
-                        help="only check that DIR may be written, then exit")
+                        help="only check that DIR may be written (and --peer read), then exit")
     args = parser.parse_args(argv)
     try:
         if args.check_out:
             check_out(args.check_out)
+            if args.peer:
+                load_peer(args.peer)
             return 0
         if not args.json or not args.out:
             raise ReportError("--json FILE and --out DIR are both needed")

@@ -59,6 +59,12 @@ struct BenchRun {
     bool include_simulator = false;
 };
 
+// DataError unless `path` is a file to read.
+void require_file(const std::string& path) {
+    if (!fs::exists(path)) throw DataError("cannot read " + path + ": no such file");
+    if (!fs::is_regular_file(path)) throw DataError("cannot read " + path + ": not a regular file");
+}
+
 BenchRun bench_run(const Options& options) {
     const std::string filter = options.get("--filter");
     try {
@@ -269,14 +275,17 @@ int report_main(const Args& args) {
             "--filter, --quick and --include-simulator choose what to run; "
             "they cannot be combined with --from");
     const std::string out = options.get("--out", "report");
-    // Refuse a bad --out or --peer before spending minutes on benchmarks.
-    run_python_script("bench/report.py", {"--check-out", out});
     std::vector<std::string> peer;
     if (options.has("--peer")) {
         const std::string path = options.get("--peer");
-        if (!fs::is_regular_file(path)) throw DataError("cannot read " + path + ": no such file");
+        require_file(path);
         peer = {"--peer", path};
     }
+    // Refuse a bad --out or --peer (one that is not the peer's JSON) before spending minutes on
+    // benchmarks.
+    std::vector<std::string> check = {"--check-out", out};
+    check.insert(check.end(), peer.begin(), peer.end());
+    run_python_script("bench/report.py", check);
     auto write_report = [&](const std::string& json_path, const std::string& counts = "") {
         std::vector<std::string> arguments = {"--json", json_path, "--out", out};
         arguments.insert(arguments.end(), peer.begin(), peer.end());
@@ -285,7 +294,7 @@ int report_main(const Args& args) {
     };
     if (!running) {
         const std::string from = options.get("--from");
-        if (!fs::is_regular_file(from)) throw DataError("cannot read " + from + ": no such file");
+        require_file(from);
         write_report(from);
         return 0;
     }

@@ -242,6 +242,19 @@ class BadInput(unittest.TestCase):
         self.assert_fails_in_one_line(triptych("bench", "--filter", "no_such_op"),
                                       "matches no benchmark")
 
+    def test_a_peer_file_that_is_not_the_peers_json(self):
+        # Refused before any benchmark runs: the filter, which matches nothing, is never listed.
+        bad = os.path.join(self.tmp.name, "peer.json")
+        with open(bad, "w") as f:
+            f.write("{}")
+        out = os.path.join(self.tmp.name, "report")
+        self.assert_fails_in_one_line(
+            triptych("report", "--peer", bad, "--filter", "no_such_op", "--out", out),
+            "is not the JSON of bench/pytorch_peer.py")
+        self.assertFalse(os.path.exists(out))
+        self.assert_fails_in_one_line(triptych("report", "--from", self.tmp.name),
+                                      "not a regular file")
+
     def test_a_filter_that_is_not_a_regular_expression(self):
         for command in ("bench", "report"):
             self.assert_fails_in_one_line(triptych(command, "--filter", "gemm/(cpu"),
