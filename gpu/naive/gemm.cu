@@ -28,7 +28,8 @@ constexpr int block_x = 32;
 constexpr int block_y = 8;
 
 // op(A)[row, k] * op(B)[k, col] summed over k, scaled, written to C. Untransposed B is read along
-// a row of B; transposed B down a column, K floats apart per step: a price of staying naive.
+// a row of B; transposed B down a column. Whether a warp's 32 reads are adjacent, K floats apart
+// or one broadcast address depends on which of row and col its lanes share (lesson 02).
 __device__ inline void dot_and_store(std::int64_t row, std::int64_t col, std::int64_t M,
                                      std::int64_t N, std::int64_t K, bool trans_a, bool trans_b,
                                      float alpha, const float* A, const float* B, float beta,

@@ -27,8 +27,10 @@
 // dimension that is a multiple of 16 bytes. The tiles' rows (BM + 4 floats, BM + 8 bf16) and
 // the fragments' offsets (multiples of 16 elements, of 8 rows) keep both.
 //
-// Version 11 does version 9's TF32 multiply with the instruction wmma compiles to on these GPUs,
-// mma.sync.aligned.m16n8k8 (gpu/runtime/mma_sync.hpp), whose fragment layout the PTX ISA defines:
+// Version 11 does version 9's TF32 multiply with PTX's mma.sync.aligned.m16n8k8
+// (gpu/runtime/mma_sync.hpp). wmma compiles to PTX's own wmma.mma.sync (16 x 16 x 8), whose layout
+// PTX leaves opaque, and ptxas turns both into the same tensor-core instruction (SASS's HMMA, two
+// per wmma 16 x 16 x 8 on these GPUs); mma.sync's fragment layout the PTX ISA defines:
 // lane (g, t) = (lane / 4, lane % 4) holds A(g, t), A(g + 8, t), A(g, t + 4), A(g + 8, t + 4),
 // B(t, g), B(t + 4, g), and D(g, 2t), D(g, 2t + 1), D(g + 8, 2t), D(g + 8, 2t + 1). Knowing
 // where each element lives buys two things wmma could not:
