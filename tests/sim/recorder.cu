@@ -143,6 +143,12 @@ __global__ void write_past_end_kernel(float* out, int n) {
     (void)n;
 }
 
+__global__ void missing_bounds_check_kernel(const float* in, float* out, int n) {
+    const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
+    out[i] = fmaxf(in[i], 0.0f);  // planted: missing_bounds_check first
+    (void)n;
+}
+
 __global__ void shuffle_outside_own_mask_kernel(float* out) {
     const float value = __shfl_xor_sync(0x0000ffffu, float(threadIdx.x), 1);
     out[threadIdx.x] = value;
@@ -208,6 +214,14 @@ void run_planted(Planted bug) {
         case Planted::write_past_end: {
             DeviceArray<float> exact(lanes);
             gpu::launch(write_past_end_kernel, dim3(1), dim3(lanes), 0, exact.get(), lanes);
+            break;
+        }
+        case Planted::missing_bounds_check: {
+            // Lesson 01's exercise 2: 253 threads read and write past the end, 1012 bytes.
+            constexpr int n = 4099, threads = 256, blocks = (n + threads - 1) / threads;
+            DeviceArray<float> x(n), y(n);
+            gpu::launch(missing_bounds_check_kernel, dim3(blocks), dim3(threads), 0, x.get(),
+                        y.get(), n);
             break;
         }
         case Planted::shuffle_outside_own_mask:

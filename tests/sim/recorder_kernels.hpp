@@ -39,6 +39,7 @@ enum class Planted {
     warps_across_syncwarp,       // warp 1 reads what warp 0 wrote, ordered only by __syncwarp()
     unwritten_static_shared,     // reads a row of static __shared__ no thread wrote
     write_past_end,              // writes one float past the end of a device buffer
+    missing_bounds_check,        // ReLU without `if (i < n)`: 17 blocks of 256 for n = 4099
     shuffle_outside_own_mask,    // lanes 16..31 call __shfl_xor_sync with mask 0x0000ffff
     shuffle_naming_exited_lane,  // lanes 16..31 have returned; 0..15 shuffle with the full mask
     shuffle_across_iterations,   // lanes 0..15 in their second iteration of a loop, 16..31 in

@@ -209,6 +209,17 @@ TEST_CASE("a write past the end of a device buffer fails the launch, and the che
     CHECK_THAT(report, Catch::Contains(marked_line("write_past_end", "first")));
 }
 
+TEST_CASE("a grid without its bounds check fails its launch instead of corrupting the heap",
+          "[racecheck]") {
+    // 253 surplus threads write up to 1012 bytes past y's end: inside the guard, found there.
+    const std::string plain =
+        message_of<CudaError>([] { run_planted(Planted::missing_bounds_check); });
+    CHECK_THAT(plain, Catch::Contains("wrote past the end of a device buffer of 16396 bytes"));
+    const std::string report = race_report(Planted::missing_bounds_check);
+    CHECK_THAT(report, Catch::Contains("access past the end of a device buffer"));
+    CHECK_THAT(report, Catch::Contains(marked_line("missing_bounds_check", "first")));
+}
+
 TEST_CASE("lanes at different iterations of one warp operation are never paired", "[recorder]") {
     // Lanes 16..31 wait at their first pass, lanes 0..15 at their second: nothing can go on.
     CHECK_THAT(message_of<CudaError>([] { run_planted(Planted::shuffle_across_iterations); }),

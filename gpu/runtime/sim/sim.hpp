@@ -147,7 +147,8 @@ void* dynamic_shared_memory();
 
 // Device memory: host memory registered as "device", so a launch can refuse host pointers.
 // Fresh allocations are filled with 0xFF bytes (NaN as float), as a GPU leaves garbage. Each is
-// followed by device_guard_bytes() of a known pattern, checked after every launch: a kernel that
+// followed by device_guard_bytes() (16 KiB, more than a block of threads can overrun a buffer by)
+// of a known pattern, checked after every launch: a kernel that
 // writes past the end of a buffer fails its launch (under TRIPTYCH_SIM_RACECHECK=1 the error names
 // the thread, the block and the line). Under AddressSanitizer there are none: it stops at the
 // write itself, and names the CUDA thread and block.
