@@ -21,8 +21,22 @@
 namespace triptych::lessons {
 
 // The inputs' seed: argv[1] if given, else a fresh one. Printed, so that any run can be replayed.
-// InvalidArgument unless argv[1] is an integer from 0 to 2^64 - 1 (common/random.hpp).
+// InvalidArgument unless argv[1] is an integer from 0 to 2^64 - 1 (common/random.hpp) and the
+// only argument; --help (or -h) prints the usage and exits.
 inline std::uint64_t seed_from_args(int argc, char** argv) {
+    if (argc > 1 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+        std::printf(
+            "usage: %s [SEED]\n\n"
+            "Runs this lesson's ops on every variant built here, on random inputs drawn from\n"
+            "SEED (0 to 2^64 - 1; a fresh one if omitted, printed first so that any run can be\n"
+            "replayed), and prints what the lesson's README quotes. Exit status 1 if a result\n"
+            "is wrong.\n",
+            argv[0]);
+        std::exit(0);
+    }
+    if (argc > 2)
+        throw InvalidArgument("the only argument is the inputs' seed; got " +
+                              std::to_string(argc - 1) + " arguments");
     const std::uint64_t seed =
         argc > 1 ? parse_seed("the argument, the inputs' seed,", argv[1]) : fresh_seed();
     std::printf("seed %llu (replay: %s %llu)\n", (unsigned long long)seed, argv[0],

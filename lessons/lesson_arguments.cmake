@@ -1,0 +1,22 @@
+# The command line every lesson program shares (seed_from_args in lesson.hpp), on one of them:
+#   cmake -DPROGRAM=path -P lesson_arguments.cmake
+# --help prints the usage and exits 0; a seed outside 0 .. 2^64 - 1, or a second argument, is one
+# error line naming it and exit status 1. The largest seed replays.
+
+# Runs PROGRAM with the arguments; fails unless it exits with `status` and prints `pattern`.
+function(expect status pattern)
+  execute_process(COMMAND ${PROGRAM} ${ARGN} RESULT_VARIABLE got OUTPUT_VARIABLE output
+                  ERROR_VARIABLE output)
+  if(NOT got EQUAL status)
+    message(FATAL_ERROR "${PROGRAM} ${ARGN}: exit status ${got}, expected ${status}\n${output}")
+  endif()
+  if(NOT output MATCHES "${pattern}")
+    message(FATAL_ERROR "${PROGRAM} ${ARGN}: no '${pattern}' in its output\n${output}")
+  endif()
+endfunction()
+
+expect(0 "usage: .* \\[SEED\\]" --help)
+expect(1 "the only argument is the inputs' seed; got 2 arguments" 1 2)
+expect(1 "takes an integer from 0 to 18446744073709551615, got '-1'" -1)
+expect(1 "got '18446744073709551616'" 18446744073709551616)
+expect(0 "seed 18446744073709551615 " 18446744073709551615)
