@@ -14,11 +14,15 @@ void fail_reading(const std::filesystem::path& path, const std::string& what) {
     throw DataError(path.string() + ": " + what);
 }
 
-std::vector<std::uint8_t> read_whole_file(const std::filesystem::path& path) {
+void require_regular_file(const std::filesystem::path& path) {
     std::error_code ec;
     const std::filesystem::file_status status = std::filesystem::status(path, ec);
     if (!std::filesystem::exists(status)) fail_reading(path, "no such file");
     if (!std::filesystem::is_regular_file(status)) fail_reading(path, "not a regular file");
+}
+
+std::vector<std::uint8_t> read_whole_file(const std::filesystem::path& path) {
+    require_regular_file(path);
     struct Closer {
         void operator()(gzFile f) const { gzclose(f); }
     };

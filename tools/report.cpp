@@ -20,6 +20,7 @@
 #include "check/crosscheck.hpp"
 #include "check/description.hpp"
 #include "common/errors.hpp"
+#include "common/files.hpp"
 #include "common/json.hpp"
 #include "common/kernels.hpp"
 #include "tools/commands.hpp"
@@ -58,12 +59,6 @@ struct BenchRun {
     bool quick = false;
     bool include_simulator = false;
 };
-
-// DataError unless `path` is a file to read.
-void require_file(const std::string& path) {
-    if (!fs::exists(path)) throw DataError("cannot read " + path + ": no such file");
-    if (!fs::is_regular_file(path)) throw DataError("cannot read " + path + ": not a regular file");
-}
 
 BenchRun bench_run(const Options& options) {
     const std::string filter = options.get("--filter");
@@ -278,7 +273,7 @@ int report_main(const Args& args) {
     std::vector<std::string> peer;
     if (options.has("--peer")) {
         const std::string path = options.get("--peer");
-        require_file(path);
+        require_regular_file(path);
         peer = {"--peer", path};
     }
     // Refuse a bad --out or --peer (one that is not the peer's JSON) before spending minutes on
@@ -294,7 +289,7 @@ int report_main(const Args& args) {
     };
     if (!running) {
         const std::string from = options.get("--from");
-        require_file(from);
+        require_regular_file(from);
         write_report(from);
         return 0;
     }

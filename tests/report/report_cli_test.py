@@ -236,7 +236,8 @@ class BadInput(unittest.TestCase):
 
     def test_missing_json(self):
         self.assert_fails_in_one_line(
-            triptych("report", "--from", os.path.join(self.tmp.name, "none.json")), "cannot read")
+            triptych("report", "--from", os.path.join(self.tmp.name, "none.json")),
+            "none.json: no such file")
 
     def test_a_filter_matching_nothing(self):
         self.assert_fails_in_one_line(triptych("bench", "--filter", "no_such_op"),
