@@ -42,6 +42,9 @@ __global__ void pattern_kernel(Pattern pattern, const float* in, const int* inde
         case Pattern::global_divergent:
             if (lane % 2 == 0) value = in[lane];
             break;
+        case Pattern::global_ldg:
+            value = __ldg(in + lane);  // counted: global_ldg
+            break;
         case Pattern::shared_conflict_free:
             value = s[lane];
             break;

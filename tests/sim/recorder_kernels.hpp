@@ -14,6 +14,7 @@ enum class Pattern {
     global_float2,         // float2 in[lane]
     global_float4,         // float4 in[lane]
     global_divergent,      // in[lane] on even lanes only
+    global_ldg,            // __ldg(in + lane), through the read-only cache
     shared_conflict_free,  // s[lane]
     shared_two_way,        // s[2 * lane]
     shared_32_way,         // s[32 * lane]

@@ -55,15 +55,19 @@ void require_counts(const AccessCounts& c, std::uint64_t requests, std::uint64_t
 
 const std::string kernels_file = std::string(TRIPTYCH_SOURCE_DIR) + "/tests/sim/recorder.cu";
 
-// "recorder.cu:NN" of the line marked "// planted: <bug> <which>".
-std::string marked_line(const std::string& bug, const std::string& which) {
+// "recorder.cu:NN" of the line marked "// <mark>".
+std::string line_marked(const std::string& mark) {
     std::ifstream file(kernels_file);
     std::string text;
     for (int line = 1; std::getline(file, text); ++line)
-        if (text.find("// planted: " + bug + " " + which) != std::string::npos)
-            return file_and_line(kernels_file, line);
-    FAIL("no line of " << kernels_file << " is marked '" << bug << " " << which << "'");
+        if (text.find("// " + mark) != std::string::npos) return file_and_line(kernels_file, line);
+    FAIL("no line of " << kernels_file << " is marked '" << mark << "'");
     return "";
+}
+
+// The line marked "// planted: <bug> <which>".
+std::string marked_line(const std::string& bug, const std::string& which) {
+    return line_marked("planted: " + bug + " " + which);
 }
 
 std::string race_report(Planted bug) {
@@ -149,6 +153,20 @@ TEST_CASE("every counted site maps to a line of the kernel's file", "[recorder]"
     for (const sim::SiteCounts& s : p.sites) sites.push_back(s.site);
     for (const sim::SourceLine& line : sim::source_lines(sites))
         CHECK_THAT(line.file_line, Catch::StartsWith("tests/sim/recorder.cu:"));
+}
+
+TEST_CASE("a load the simulator's headers make for a kernel is counted at the kernel's line",
+          "[recorder]") {
+    // __ldg is a function of gpu/runtime/sim/sim.hpp, inlined into the kernel: the site is the
+    // kernel's line that calls it, not sim.hpp's line that reads memory.
+    const sim::LaunchProfile p = profile_of(Pattern::global_ldg);
+    require_counts(total(p, Space::global, false), 1, 4, 4, 32);
+    std::vector<std::string> loads;
+    for (const sim::SiteCounts& s : p.sites)
+        if (s.space == Space::global && !s.store)
+            loads.push_back(sim::source_lines({s.site})[0].file_line);
+    REQUIRE(loads.size() == 1);
+    CHECK(loads[0] == "tests/sim/" + line_marked("counted: global_ldg"));
 }
 
 TEST_CASE("the race checker names a missing barrier with both lines and threads", "[racecheck]") {

@@ -389,8 +389,9 @@ inline void __threadfence_block() { std::atomic_thread_fence(std::memory_order_s
 
 // ---- intrinsics: the fast-math versions map to the precise functions ---------------------------
 
+// Inlined always, so that the recorder attributes the load to the kernel's line (symbols.cpp).
 template <typename T>
-T __ldg(const T* address) {
+[[gnu::always_inline]] inline T __ldg(const T* address) {
     return *address;
 }
 inline float __expf(float x) { return std::exp(x); }
