@@ -11,7 +11,10 @@
 //     weights for that channel; every staged input is then used by up to R*S outputs and
 //     filters_per_block filters instead of being loaded by each of them (PMPP ch. 7 and 16).
 //     Each thread keeps one accumulator per filter in registers; the 8 weights it needs per tap
-//     sit side by side in shared memory and come in two 16-byte loads (multiply_add).
+//     sit side by side in shared memory and come in two 16-byte loads (multiply_add). The tile's
+//     rows lie a pitch apart that puts the two rows a warp reads in different banks
+//     (forward_tile_pitch); at stride 1, without it, every read of the tile by a filter wider
+//     than one tap is a 2-way bank conflict. The dy tile of backward data likewise.
 //   conv2d_backward_data_kernel: the same tiling for dx. Backward data is itself a convolution:
 //     dx[n, c, h, w] = sum_{k, r, s} dy_dilated[n, k, h + pad_h - r, w + pad_w - s] * w[k, c, r, s]
 //     where dy_dilated holds dy[p, q] at (p * stride_h, q * stride_w) and zeros in between and
@@ -29,7 +32,7 @@
 //     fixed order: the same bits on every run. Each weight re-reads its slices of x and dy (from
 //     cache, mostly); im2col turns this pass into a GEMM that tiles them.
 // Filters larger than filter_chunk x filter_chunk are staged a chunk of taps at a time, so any
-// filter fits in shared memory; large strides shrink the forward tile (forward_tile_side).
+// filter fits in shared memory; large strides shrink the forward tile (forward_tile).
 //
 // version 3, im2col (lesson 09): conv_im2col.cu. version 4, implicit GEMM (lesson 09):
 // conv_implicit_gemm.cu. fft (lesson 10): conv_fft.cu. The bias gradient is the same for every
@@ -58,6 +61,8 @@ constexpr int max_tile_side = 16;      // 16 x 16 = 256 threads per block
 constexpr std::size_t max_shared_bytes = 48 * 1024;  // the limit without an opt-in attribute
 constexpr int weights_per_block = 8;                 // backward weights: a warp per weight
 constexpr int bias_threads = 256;                    // backward bias: a block per filter
+constexpr int banks = 32;                            // shared memory: 32 banks of 4 bytes
+constexpr int warp_lanes = 32;                       // forward_tile_pitch counts one warp
 
 // The taps staged in one step when `taps` remain along a filter dimension: all, up to
 // filter_chunk.
@@ -84,37 +89,76 @@ __device__ inline void multiply_add(float value, const float* weights, float (&a
 // ---- forward ------------------------------------------------------------------------------
 
 // The forward kernel's shared memory: the input tile for a side x side output tile, rows x cols
-// floats rounded up to a multiple of 4 (so that the weights after it are 16-byte aligned), then
-// the weights of filters_per_block filters for one chunk of taps.
+// floats stored `pitch` floats apart (forward_tile_pitch) and rounded up to a multiple of 4 (so
+// that the weights after it are 16-byte aligned), then the weights of filters_per_block filters
+// for one chunk of taps.
 __host__ __device__ inline std::int64_t forward_tile_rows(const Conv2dShape& s, int side) {
     return std::int64_t(side - 1) * s.stride_h + staged_taps(s.R);
 }
 __host__ __device__ inline std::int64_t forward_tile_cols(const Conv2dShape& s, int side) {
     return std::int64_t(side - 1) * s.stride_w + staged_taps(s.S);
 }
-__host__ __device__ inline std::int64_t forward_input_floats(const Conv2dShape& s, int side) {
-    return (forward_tile_rows(s, side) * forward_tile_cols(s, side) + 3) / 4 * 4;
+__host__ __device__ inline std::int64_t forward_input_floats(const Conv2dShape& s, int side,
+                                                             int pitch) {
+    return (forward_tile_rows(s, side) * pitch + 3) / 4 * 4;
 }
-std::size_t forward_shared_bytes(const Conv2dShape& s, int side) {
+
+std::size_t forward_shared_bytes(const Conv2dShape& s, int side, int pitch) {
     const std::int64_t filter_floats = filters_per_block * staged_taps(s.R) * staged_taps(s.S);
-    return sizeof(float) * std::size_t(forward_input_floats(s, side) + filter_floats);
+    return sizeof(float) * std::size_t(forward_input_floats(s, side, pitch) + filter_floats);
+}
+
+// The distance between two rows of the input tile in shared memory: from cols up, the first for
+// which a warp's reads of the tile take the fewest wavefronts (lesson 03's padding column, found
+// by counting), among those that fit in shared memory. Thread (tx, ty) reads row
+// ty * stride_h + rr, column tx * stride_w + ss, so a warp of 16 x 16 threads reads two rows of
+// the tile stride_h rows apart. At stride 1 with a pitch of cols (20 for 5 x 5 filters) the
+// second half-warp's words 20..35 share banks 0..3 with the first half-warp's 0..15: two
+// wavefronts for every read of the multiply-add loop. A pitch of 48 moves them to banks 16..31.
+// Every warp and tap reads the same pattern shifted, so the first warp's read of tap (0, 0)
+// stands for all of them.
+int forward_tile_pitch(const Conv2dShape& s, int side) {
+    const int cols = int(forward_tile_cols(s, side));
+    int best_pitch = cols, fewest_wavefronts = warp_lanes + 1;
+    for (int pitch = cols; pitch < cols + banks; ++pitch) {
+        if (forward_shared_bytes(s, side, pitch) > max_shared_bytes) break;
+        int words_in_bank[banks] = {};  // each thread reads a word of its own
+        for (int thread = 0; thread < warp_lanes && thread < side * side; ++thread) {
+            const std::int64_t word =
+                thread / side * s.stride_h * pitch + thread % side * s.stride_w;
+            ++words_in_bank[word % banks];
+        }
+        const int wavefronts = *std::max_element(words_in_bank, words_in_bank + banks);
+        if (wavefronts < fewest_wavefronts) {
+            fewest_wavefronts = wavefronts;
+            best_pitch = pitch;
+        }
+    }
+    return best_pitch;
 }
 
 // The output tile side: 16, unless the stride makes the input tile too large for shared memory
 // (from stride 6 with 16 x 16 filters, stride 8 with 3 x 3); then halved until it fits. Side 1
-// always fits: at most 16 x 16 inputs and 8 x 16 x 16 weights.
-int forward_tile_side(const Conv2dShape& s) {
+// always fits: at most 16 x 16 inputs and 8 x 16 x 16 weights. The pitch is chosen after the
+// side, among the pitches that fit.
+struct ForwardTile {
+    int side;
+    int pitch;
+};
+ForwardTile forward_tile(const Conv2dShape& s) {
     int side = max_tile_side;
-    while (side > 1 && forward_shared_bytes(s, side) > max_shared_bytes) side /= 2;
-    return side;
+    while (side > 1 &&
+           forward_shared_bytes(s, side, int(forward_tile_cols(s, side))) > max_shared_bytes)
+        side /= 2;
+    return {side, forward_tile_pitch(s, side)};
 }
 
-// Block (T, T), T = forward_tile_side; grid (tiles_q * tiles_p * filter groups, images). Thread
-// (tx, ty) computes y[n, k0 + j, p0 + ty, q0 + tx] for j < filters_per_block. Images beyond
-// gpu::max_grid_rows are covered by the loop over n.
+// Block (T, T), T = forward_tile(shape).side; grid (tiles_q * tiles_p * filter groups, images).
+// Thread (tx, ty) computes y[n, k0 + j, p0 + ty, q0 + tx] for j < filters_per_block. Images beyond
+// gpu::max_grid_rows are covered by the loop over n. pitch: forward_tile(shape).pitch.
 __global__ void conv2d_forward_kernel(Conv2dShape shape, std::int64_t P, std::int64_t Q,
-                                      std::int64_t tiles_p, std::int64_t tiles_q, const float* x,
-                                      const float* w, const float* b, float* y) {
+                                      std::int64_t tiles_p, std::int64_t tiles_q, int pitch,
+                                      const float* x, const float* w, const float* b, float* y) {
     TRIPTYCH_DYNAMIC_SHARED(float, shared);
     const int side = blockDim.x, tx = threadIdx.x, ty = threadIdx.y;
     const int thread = ty * side + tx, threads = side * side;
@@ -122,7 +166,7 @@ __global__ void conv2d_forward_kernel(Conv2dShape shape, std::int64_t P, std::in
     const std::int64_t k0 = blockIdx.x / (tiles_q * tiles_p) * filters_per_block;
     const std::int64_t p0 = tile_p * side, q0 = tile_q * side;
     float* input_tile = shared;  // the layout of forward_shared_bytes
-    float* filter_tile = shared + forward_input_floats(shape, side);
+    float* filter_tile = shared + forward_input_floats(shape, side, pitch);
 
     for (std::int64_t n = blockIdx.y; n < shape.N; n += gridDim.y) {
         float acc[filters_per_block] = {};
@@ -141,9 +185,10 @@ __global__ void conv2d_forward_kernel(Conv2dShape shape, std::int64_t P, std::in
                     // Consecutive threads load consecutive columns of a row: coalesced. Outside
                     // the image (the padding) the tile holds 0.
                     for (int i = thread; i < rows * cols; i += threads) {
-                        const std::int64_t h = h0 + i / cols, col = col0 + i % cols;
+                        const int row = i / cols, column = i % cols;
+                        const std::int64_t h = h0 + row, col = col0 + column;
                         const bool inside = h >= 0 && h < shape.H && col >= 0 && col < shape.W;
-                        input_tile[i] =
+                        input_tile[row * pitch + column] =
                             inside ? x[((n * shape.C + c) * shape.H + h) * shape.W + col] : 0.0f;
                     }
                     // filter_tile[rr][ss][j] = w[k0 + j, c, r0 + rr, s0 + ss], 0 past the last
@@ -159,11 +204,12 @@ __global__ void conv2d_forward_kernel(Conv2dShape shape, std::int64_t P, std::in
                                 : 0.0f;
                     }
                     __syncthreads();
-                    // Neighbouring threads read neighbouring inputs (stride_w apart); every
-                    // thread reads the same weights at once (a broadcast, no bank conflict).
+                    // Neighbouring threads read neighbouring inputs (stride_w apart), and the
+                    // pitch puts a warp's two rows in different banks; every thread reads the
+                    // same weights at once (a broadcast, no bank conflict).
                     for (int rr = 0; rr < taps_r; ++rr)
                         for (int ss = 0; ss < taps_s; ++ss) {
-                            const float in = input_tile[(ty * int(shape.stride_h) + rr) * cols +
+                            const float in = input_tile[(ty * int(shape.stride_h) + rr) * pitch +
                                                         tx * int(shape.stride_w) + ss];
                             multiply_add(in, filter_tile + (rr * taps_s + ss) * filters_per_block,
                                          acc);
@@ -185,6 +231,12 @@ __global__ void conv2d_forward_kernel(Conv2dShape shape, std::int64_t P, std::in
 
 constexpr int data_tile_side = 16;
 constexpr int data_tile_span = data_tile_side + filter_chunk - 1;  // tile + halo, per side
+// The distance between two rows of the dy tile: a warp reads two rows of it, one apart, 16
+// consecutive words each (the dilated dy has stride 1). A pitch of 16 mod 32 puts the second row
+// in the banks the first does not use (forward_tile_pitch finds the same for stride 1); the
+// smallest such pitch that holds data_tile_span columns is 48.
+constexpr int data_tile_pitch = 48;
+static_assert(data_tile_pitch >= data_tile_span && data_tile_pitch % banks == banks / 2);
 
 // Block (16, 16); grid (tiles_w * tiles_h * channel groups, images). Thread (tx, ty) computes
 // dx[n, c0 + j, h0 + ty, col0 + tx] for j < channels_per_block.
@@ -192,8 +244,8 @@ __global__ void conv2d_backward_data_kernel(Conv2dShape shape, std::int64_t P, s
                                             std::int64_t tiles_h, std::int64_t tiles_w,
                                             const float* dy, const float* w, float* dx) {
     // The halo depends on the filter chunk only (not the stride), so static sizes fit every
-    // shape: 31 x 31 + 8 x 16 x 16 floats, 12 KiB.
-    __shared__ float dy_tile[data_tile_span * data_tile_span];
+    // shape: 31 rows of 48 floats + 8 x 16 x 16 floats, 14 KiB.
+    __shared__ float dy_tile[data_tile_span * data_tile_pitch];
     alignas(16) __shared__ float filter_tile[filter_chunk * filter_chunk * channels_per_block];
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int thread = ty * data_tile_side + tx, threads = data_tile_side * data_tile_side;
@@ -216,15 +268,16 @@ __global__ void conv2d_backward_data_kernel(Conv2dShape shape, std::int64_t P, s
                     const std::int64_t t_w0 = col0 + shape.pad_w - (s0 + taps_s - 1);
                     __syncthreads();  // the previous step's readers are done with the tiles
                     for (int i = thread; i < rows * cols; i += threads) {
-                        const std::int64_t t_h = t_h0 + i / cols, t_w = t_w0 + i % cols;
+                        const int row = i / cols, column = i % cols;
+                        const std::int64_t t_h = t_h0 + row, t_w = t_w0 + column;
                         // A dilated position holds a dy value when it is a multiple of the
                         // stride inside the output; 0 otherwise.
                         const bool on_grid = t_h >= 0 && t_w >= 0 && t_h % shape.stride_h == 0 &&
                                              t_w % shape.stride_w == 0;
                         const std::int64_t p = t_h / shape.stride_h, q = t_w / shape.stride_w;
-                        dy_tile[i] = on_grid && p < P && q < Q
-                                         ? dy[((n * shape.K + k) * P + p) * Q + q]
-                                         : 0.0f;
+                        dy_tile[row * data_tile_pitch + column] =
+                            on_grid && p < P && q < Q ? dy[((n * shape.K + k) * P + p) * Q + q]
+                                                      : 0.0f;
                     }
                     // filter_tile[rr][ss][j] = w[k, c0 + j, r0 + rr, s0 + ss], 0 past the last
                     // channel.
@@ -241,8 +294,8 @@ __global__ void conv2d_backward_data_kernel(Conv2dShape shape, std::int64_t P, s
                     __syncthreads();
                     for (int rr = 0; rr < taps_r; ++rr)
                         for (int ss = 0; ss < taps_s; ++ss) {
-                            const float grad =
-                                dy_tile[(ty + taps_r - 1 - rr) * cols + tx + taps_s - 1 - ss];
+                            const float grad = dy_tile[(ty + taps_r - 1 - rr) * data_tile_pitch +
+                                                       tx + taps_s - 1 - ss];
                             multiply_add(
                                 grad, filter_tile + (rr * taps_s + ss) * channels_per_block, acc);
                         }
@@ -334,13 +387,13 @@ unsigned image_blocks(std::int64_t N) { return unsigned(std::min(N, gpu::max_gri
 void forward_direct(const Conv2dShape& s, const float* x, const float* w, const float* b,
                     float* y) {
     const std::int64_t P = s.P(), Q = s.Q();
-    const int side = forward_tile_side(s);
+    const auto [side, pitch] = forward_tile(s);
     const std::int64_t tiles_p = ceil_div<std::int64_t>(P, side);
     const std::int64_t tiles_q = ceil_div<std::int64_t>(Q, side);
     const std::int64_t groups = ceil_div<std::int64_t>(s.K, filters_per_block);
     gpu::launch(conv2d_forward_kernel,
                 dim3(unsigned(tiles_p * tiles_q * groups), image_blocks(s.N)), dim3(side, side),
-                forward_shared_bytes(s, side), s, P, Q, tiles_p, tiles_q, x, w, b, y);
+                forward_shared_bytes(s, side, pitch), s, P, Q, tiles_p, tiles_q, pitch, x, w, b, y);
 }
 
 void backward_data_direct(const Conv2dShape& s, const float* dy, const float* w, float* dx) {
