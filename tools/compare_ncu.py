@@ -52,19 +52,26 @@ def base_name(kernel):
 
 
 def read_sim(path):
-    """{kernel base name: {metric: count}} from `triptych profile --json`, launches summed."""
+    """({kernel base name: {metric: count}}, {kernel base name: {line: uneven requests}}) from
+    `triptych profile --json`, launches summed. A line's requests are uneven where the lanes of a
+    warp ran it different numbers of times, which the simulator may group unlike a GPU (the note
+    `triptych profile --lines` prints with its ~ marks)."""
     try:
         with open(path) as f:
             data = json.load(f)
         kernels = defaultdict(lambda: defaultdict(int))
+        uneven = defaultdict(lambda: defaultdict(int))
         for k in data["kernels"]:
             for metric, value in k["metrics"].items():
                 kernels[base_name(k["kernel"])][metric] += int(value)
+            for site in k["sites"]:
+                if site.get("uneven_requests", 0):
+                    uneven[base_name(k["kernel"])][site["line"]] += int(site["uneven_requests"])
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise InputError(f"{path}: not a `triptych profile --json` file ({e})")
     if not kernels:
         raise InputError(f"{path}: the profile has no kernels")
-    return kernels
+    return kernels, uneven
 
 
 def number(text):
@@ -107,11 +114,16 @@ def read_ncu(path):
     return kernels
 
 
-def compare(sim, ncu, out):
+def compare(sim, ncu, out, uneven=None):
     """Prints the table; returns the number of counts that differ or have no counterpart."""
     problems = 0
     for kernel, metrics in sim.items():
         out.write(f"\n{kernel}\n")
+        lines = (uneven or {}).get(kernel)
+        if lines:
+            out.write(f"  uneven requests, which ncu may count differently: "
+                      f"{', '.join(f'{n} at {line}' for line, n in sorted(lines.items()))} "
+                      "(triptych profile --lines explains its ~ marks)\n")
         measured = ncu.get(kernel)
         if measured is None:
             out.write(f"  not in ncu's log (it has: {', '.join(sorted(ncu)) or 'nothing'})\n")
@@ -141,11 +153,11 @@ def main(argv=None):
     parser.add_argument("--ncu", required=True, help="ncu --csv's log of the same check")
     args = parser.parse_args(argv)
     try:
-        sim, ncu = read_sim(args.sim), read_ncu(args.ncu)
+        (sim, uneven), ncu = read_sim(args.sim), read_ncu(args.ncu)
     except InputError as e:
         print(f"compare_ncu: {e}", file=sys.stderr)
         return 2
-    problems = compare(sim, ncu, sys.stdout)
+    problems = compare(sim, ncu, sys.stdout, uneven)
     print(f"\n{'every count equal' if problems == 0 else f'{problems} counts differ or are missing'}")
     return 1 if problems else 0
 

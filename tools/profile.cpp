@@ -49,7 +49,8 @@ void print_help() {
         "  --backend V     gpu_naive or gpu_tiled (default), or one version, e.g. gpu_tiled@3\n"
         "  --version N     the same as --backend <variant>@N\n"
         "  --shape SIZES   the op's shape (default: the first of its check's shapes)\n"
-        "  --lines         also print the counts of each source line that accesses memory\n"
+        "  --lines         also print the counts of each source line that accesses memory;\n"
+        "                  ~ marks the lines whose counts may be approximate (it says why)\n"
         "  --gpu NAME      the GPU whose occupancy and modelled time are computed: h200 "
         "(default),\n"
         "                  a100;\n"
@@ -273,17 +274,28 @@ void print_lines(const KernelRow& row) {
     }
     std::printf("\n  %-44s %-14s %10s %9s %9s %8s\n", "line", "access", "requests", "units/req",
                 "ideal/req", "lanes");
+    bool uneven = false;
     for (const auto& [key, c] : per_line) {
         const auto& [file_line, space, store, atomic] = key;
         const std::string access =
             std::string(space == int(Space::shared) ? "shared" : "global") + (atomic  ? " atomic"
                                                                               : store ? " store"
                                                                                       : " load");
-        std::printf("  %-44s %-14s %10llu %9s %9s %8s\n", file_line.c_str(), access.c_str(),
+        std::printf("  %-44s %-14s %10llu %9s %9s %8s%s\n", file_line.c_str(), access.c_str(),
                     (unsigned long long)c.requests, per(c.units, c.requests).c_str(),
-                    per(c.ideal_units, c.requests).c_str(), per(c.lanes, c.requests).c_str());
+                    per(c.ideal_units, c.requests).c_str(), per(c.lanes, c.requests).c_str(),
+                    c.uneven_requests ? "  ~" : "");
+        uneven = uneven || c.uneven_requests;
     }
     std::puts("  (units: 32-byte sectors for global memory, wavefronts for shared memory)");
+    if (uneven)
+        std::puts(
+            "  ~ the lanes of a warp ran this line different numbers of times between two\n"
+            "    barriers, and the simulator groups each lane's k-th run into one request. Exact\n"
+            "    where some lanes only stopped early (the last round of a grid-stride loop);\n"
+            "    approximate where some skipped iterations in between (`continue` in a loop): a\n"
+            "    GPU issues one request per iteration, so ncu counts at least as many requests,\n"
+            "    usually with fewer sectors each.");
 }
 
 // `cases`: how many cases of the op's check ran (for GEMM, one call each), so that a reader can
@@ -332,7 +344,8 @@ void write_json(const std::string& path, const std::vector<KernelRow>& rows,
                     ", \"ideal_units\": " + std::to_string(s.counts.ideal_units) +
                     ", \"lanes\": " + std::to_string(s.counts.lanes) +
                     ", \"bytes\": " + std::to_string(s.counts.bytes) +
-                    ", \"lane_bytes\": " + std::to_string(s.counts.lane_bytes) + "}";
+                    ", \"lane_bytes\": " + std::to_string(s.counts.lane_bytes) +
+                    ", \"uneven_requests\": " + std::to_string(s.counts.uneven_requests) + "}";
         }
         text += "]}";
     }

@@ -69,11 +69,11 @@ class CompareNcu(unittest.TestCase):
         return [(self.kernel["kernel"], first), ("void fill_kernel(float*, long)", {"x": 1}),
                 (self.kernel["kernel"], second)]
 
-    def run_tool(self, log_text):
+    def run_tool(self, log_text, sim=None):
         log = os.path.join(self.root, "ncu.csv")
         with open(log, "w") as f:
             f.write(log_text)
-        done = subprocess.run([sys.executable, TOOL, "--sim", self.sim, "--ncu", log],
+        done = subprocess.run([sys.executable, TOOL, "--sim", sim or self.sim, "--ncu", log],
                               capture_output=True, text=True)
         return done.returncode, done.stdout + done.stderr
 
@@ -95,6 +95,20 @@ class CompareNcu(unittest.TestCase):
         self.assertEqual(output.count("  equal\n"), 10, output)
         self.assertIn("every count equal", output)
         self.assertIn("not compared): fill_kernel", output)
+
+    def test_uneven_requests_are_named_with_their_lines(self):
+        code, output = self.run_tool(ncu_log(self.two_launches()))
+        self.assertNotIn("uneven requests", output)  # this profile has none
+        with open(self.sim) as f:
+            profile = json.load(f)
+        profile["kernels"][0]["sites"][0]["uneven_requests"] = 7
+        uneven_sim = os.path.join(self.root, "uneven.json")
+        with open(uneven_sim, "w") as f:
+            json.dump(profile, f)
+        code, output = self.run_tool(ncu_log(self.two_launches()), sim=uneven_sim)
+        self.assertEqual(code, 0, output)  # a note, not a difference
+        line = profile["kernels"][0]["sites"][0]["line"]
+        self.assertIn(f"uneven requests, which ncu may count differently: 7 at {line}", output)
 
     def test_one_count_off_by_one_fails_naming_it(self):
         def conflict(first, second):

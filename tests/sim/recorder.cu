@@ -42,6 +42,12 @@ __global__ void pattern_kernel(Pattern pattern, const float* in, const int* inde
         case Pattern::global_divergent:
             if (lane % 2 == 0) value = in[lane];
             break;
+        case Pattern::global_loop_skip:
+            for (int t = 0; t < 4; ++t) {
+                if (t < lane % 2) continue;
+                value += in[lanes * t + lane];
+            }
+            break;
         case Pattern::global_ldg:
             value = __ldg(in + lane);  // counted: global_ldg
             break;

@@ -15,6 +15,7 @@ enum class Pattern {
     global_float4,         // float4 in[lane]
     global_divergent,      // in[lane] on even lanes only
     global_ldg,            // __ldg(in + lane), through the read-only cache
+    global_loop_skip,      // in[32 * t + lane] for t < 4, odd lanes skipping t = 0
     shared_conflict_free,  // s[lane]
     shared_two_way,        // s[2 * lane]
     shared_32_way,         // s[32 * lane]

@@ -99,8 +99,25 @@ TEST_CASE("the recorder counts 8- and 16-byte global loads and a divergent one",
     require_counts(float4, 1, 16, 16, 32);
     CHECK(float4.bytes == 32 * 16);
     CHECK(float4.lane_bytes == 32 * 16);
-    // Even lanes only: 16 lanes, whose 64 bytes are spread over all 4 sectors (ideal 2).
-    require_counts(total(profile_of(Pattern::global_divergent), Space::global, false), 1, 4, 2, 16);
+    // Even lanes only: 16 lanes, whose 64 bytes are spread over all 4 sectors (ideal 2). Every lane
+    // that ran the load ran it once: the grouping is exact.
+    const AccessCounts divergent =
+        total(profile_of(Pattern::global_divergent), Space::global, false);
+    require_counts(divergent, 1, 4, 2, 16);
+    CHECK(divergent.uneven_requests == 0);
+}
+
+TEST_CASE("requests of lanes that skip different loop iterations are counted as uneven",
+          "[recorder]") {
+    // A GPU issues 4 requests, one per iteration: t = 0 by the 16 even lanes, then all 32 lanes,
+    // 4 sectors each, 16 in all. The simulator groups each lane's k-th load: the even lanes' t = k
+    // with the odd lanes' t = k + 1, 8 sectors for k < 3, then the even lanes' t = 3 alone, 28 in
+    // all. The lanes ran the load 4 and 3 times, so all 4 requests are uneven.
+    const AccessCounts skip = total(profile_of(Pattern::global_loop_skip), Space::global, false);
+    require_counts(skip, 4, 8 + 8 + 8 + 4, 4 + 4 + 4 + 2, 32 + 32 + 32 + 16);
+    CHECK(skip.uneven_requests == 4);
+    // A convergent loop is never uneven.
+    CHECK(total(profile_of(Pattern::global_coalesced), Space::global, false).uneven_requests == 0);
 }
 
 TEST_CASE("the recorder counts shared-memory wavefronts: no conflict, 2-way, 32-way, broadcast",

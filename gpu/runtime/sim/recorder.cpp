@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <set>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -186,13 +187,15 @@ const Allocation* allocation_at(const recorder::Launch& launch, std::uintptr_t a
 
 // The k-th execution of one access instruction by each lane of a warp within one epoch is one
 // request (recorder.hpp). `log` holds one barrier interval of one block.
-void add_request(Worker& w, const Access& first, const std::vector<LaneAccess>& lanes) {
+// `uneven`: the lanes ran this instruction different numbers of times in the epoch.
+void add_request(Worker& w, const Access& first, const std::vector<LaneAccess>& lanes,
+                 bool uneven = false) {
     const RequestCost cost =
         (first.flags & shared) ? shared_request_cost(lanes) : global_request_cost(lanes);
     std::uint64_t lane_bytes = 0;
     for (const LaneAccess& lane : lanes) lane_bytes += lane.size;
-    w.counts[counts_key(first.site, first.flags)] +=
-        AccessCounts{1, cost.units, cost.ideal_units, lanes.size(), cost.bytes, lane_bytes};
+    w.counts[counts_key(first.site, first.flags)] += AccessCounts{
+        1, cost.units, cost.ideal_units, lanes.size(), cost.bytes, lane_bytes, uneven ? 1u : 0u};
     if (!(first.flags & shared)) {
         const bool loads = !(first.flags & store) || (first.flags & atomic);
         const bool stores = (first.flags & store) != 0;
@@ -225,6 +228,14 @@ void count_divergent_warp(const std::vector<Access>& log, const std::vector<std:
         const std::uint32_t k = executions[{a.thread, a.epoch, a.site, a.flags}]++;
         entries.push_back({a.epoch, a.site, a.flags, k, i});
     }
+    // (epoch, site, flags) whose lanes ran it different numbers of times (recorder.hpp).
+    std::map<std::tuple<std::uint32_t, std::uintptr_t, std::uint8_t>, std::uint32_t> runs;
+    std::set<std::tuple<std::uint32_t, std::uintptr_t, std::uint8_t>> uneven;
+    for (const auto& [key, count] : executions) {
+        const auto& [thread, epoch, site, flags] = key;
+        const auto [it, first] = runs.try_emplace({epoch, site, flags}, count);
+        if (!first && it->second != count) uneven.insert(it->first);
+    }
     std::sort(entries.begin(), entries.end(),
               [](const Entry& x, const Entry& y) { return x.key() < y.key(); });
     std::vector<LaneAccess> lanes;
@@ -235,7 +246,8 @@ void count_divergent_warp(const std::vector<Access>& log, const std::vector<std:
             const Access& a = log[entries[end].index];
             lanes.push_back({int(a.thread % 32), a.address, a.size});
         }
-        add_request(w, log[entries[begin].index], lanes);
+        const Entry& e = entries[begin];
+        add_request(w, log[e.index], lanes, uneven.count({e.epoch, e.site, e.flags}) != 0);
         begin = end;
     }
 }

@@ -25,7 +25,14 @@
 //
 // How accesses become warp requests. Lanes of a warp do not run in lock-step here, so the k-th
 // execution of one access instruction by each lane of a warp, since the warp's last barrier or
-// warp operation, is one request: the grouping a GPU makes for convergent code.
+// warp operation, is one request: the grouping a GPU makes for convergent code. In a loop that
+// some lanes skip iterations of (`if (outside) continue;`), a lane's k-th execution may belong to
+// a later iteration than its neighbours', and the simulator groups what a GPU issues apart: more
+// sectors per request and fewer requests than ncu counts. The accesses alone cannot tell that
+// from lanes that only stop early, as in the last round of a grid-stride loop (exact), so the
+// requests of lanes that ran an instruction different numbers of times are counted as uneven
+// (AccessCounts) and `triptych profile --lines` marks their lines; lanes that skip the same
+// number of different iterations look convergent.
 //
 // Programs and their instrumented copies. Every program is built twice in a sim build with GCC
 // (not under the sanitizers): as itself, and with the instrumented kernels as instrumented/<name>
@@ -72,6 +79,11 @@ struct AccessCounts {
     std::uint64_t lanes = 0;
     std::uint64_t bytes = 0;       // requested by the lanes, each distinct byte once
     std::uint64_t lane_bytes = 0;  // requested by each lane, summed (a broadcast counts 32 times)
+    // Requests grouped from lanes that ran the instruction different numbers of times in one
+    // epoch: exact where some lanes only stopped early (a grid-stride loop's last round),
+    // approximate where some skipped iterations in between (see "How accesses become warp
+    // requests" above).
+    std::uint64_t uneven_requests = 0;
     AccessCounts& operator+=(const AccessCounts& other);
 };
 

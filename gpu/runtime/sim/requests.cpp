@@ -97,6 +97,7 @@ AccessCounts& AccessCounts::operator+=(const AccessCounts& other) {
     lanes += other.lanes;
     bytes += other.bytes;
     lane_bytes += other.lane_bytes;
+    uneven_requests += other.uneven_requests;
     return *this;
 }
 
