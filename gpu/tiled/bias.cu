@@ -4,8 +4,8 @@
 //
 // version 2 (version 1 is gpu/naive/bias.cu):
 //   bias_add_kernel: float4 loads in a grid-stride loop, as every elementwise kernel
-//   (activations.cu
-//     says why no tiling helps); the bias is tiny and stays in cache, so x and y are the traffic.
+//     (activations.cu says why no tiling helps); the bias is tiny and stays in cache, so x and y
+//     are the traffic. Where the columns come in fours, the bias is read as float4s too.
 //   bias_backward_kernel: a block of 32 x 32 threads per 32 columns. A warp reads 32 consecutive
 //     columns of one row (coalesced); 32 warps cover 32 rows at a time, then the 32 partial sums of
 //     each column are added through shared memory and warp shuffles. Version 1 gives each column
@@ -25,24 +25,33 @@
 namespace triptych::gpu_tiled {
 namespace {
 
-// x and y seen as n = rows * cols floats; element i is in column i % cols.
+// x and y seen as n = rows * cols floats; element i is in column i % cols. bias_as_float4: every
+// float4 of x starts at a multiple of 4 columns, and bias is 16-byte aligned (bias_add below), so
+// its four bias values are one float4 of bias: one request per warp, as x's. Otherwise they are
+// loaded one at a time: four requests, in each of which the lanes' floats lie 16 bytes apart,
+// spread over several times the sectors they fill.
 __global__ void bias_add_kernel(std::int64_t n, std::int64_t cols, std::int64_t head,
-                                const float* x, const float* bias, float* y) {
+                                bool bias_as_float4, const float* x, const float* bias, float* y) {
     for_each_float4(
         n, head, [=](std::int64_t i) { y[i] = x[i] + bias[i % cols]; },
         [=](std::int64_t i) {
-            // The four elements may run past the end of a row (cols need not be a multiple of
-            // 4): the column wraps to 0. One 64-bit modulo per float4 is cheap next to the
-            // 32 bytes it moves.
+            // One 64-bit modulo per float4 is cheap next to the 32 bytes it moves.
             std::int64_t col = i % cols;
-            float b[4];
+            float4 b;
+            if (bias_as_float4) {
+                b = __ldg(reinterpret_cast<const float4*>(bias + col));
+            } else {
+                // The four elements may run past the end of a row: the column wraps to 0.
+                float scalar[4];
 #pragma unroll
-            for (int k = 0; k < 4; ++k) {
-                b[k] = __ldg(bias + col);
-                col = col + 1 == cols ? 0 : col + 1;
+                for (int k = 0; k < 4; ++k) {
+                    scalar[k] = __ldg(bias + col);
+                    col = col + 1 == cols ? 0 : col + 1;
+                }
+                b = make_float4(scalar[0], scalar[1], scalar[2], scalar[3]);
             }
             const float4 v = load_float4(x + i);
-            store_float4(y + i, make_float4(v.x + b[0], v.y + b[1], v.z + b[2], v.w + b[3]));
+            store_float4(y + i, make_float4(v.x + b.x, v.y + b.y, v.z + b.z, v.w + b.w));
         });
 }
 
@@ -73,8 +82,13 @@ __global__ void bias_backward_kernel(std::int64_t rows, std::int64_t cols, const
 
 void bias_add(std::int64_t rows, std::int64_t cols, const float* x, const float* bias, float* y) {
     const std::int64_t n = rows * cols;
-    gpu::launch(bias_add_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n, cols,
-                scalar_head(n, {x, y}), x, bias, y);
+    const std::int64_t head = scalar_head(n, {x, y});
+    // With head 0 the float4s of x start at elements 0, 4, 8, ...: at a multiple of 4 columns
+    // into their row when cols is a multiple of 4.
+    const bool bias_as_float4 =
+        head == 0 && cols % 4 == 0 && reinterpret_cast<std::uintptr_t>(bias) % 16 == 0;
+    gpu::launch(bias_add_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n, cols, head,
+                bias_as_float4, x, bias, y);
 }
 
 void bias_backward(std::int64_t rows, std::int64_t cols, const float* dy, float* dbias) {

@@ -349,6 +349,37 @@ TEST_CASE("the divergent and the convergent tree of gpu_tiled's sum differ in re
     require_counts(sequential_stores, 20, 20, 20, 511);
 }
 
+TEST_CASE("gpu_tiled's bias_add reads the bias as float4s when the columns come in fours",
+          "[recorder]") {
+    // 8 x 64 and 8 x 66 floats: one block of 256 threads, 128 and 132 float4s, so warps 0-3 take
+    // a float4 each (warp 4 has 4 lanes in the second case) and every lane of the first four
+    // warps loads 16 bytes of x per request. With 64 columns the four bias values of a float4
+    // are one float4 of bias: as many bias requests as x's, each the 256 bytes of the bias (a
+    // warp's 128 elements are two rows), 8 sectors. With 66 they are four loads 16 bytes apart
+    // across the lanes: 4 requests per x request, each touching four times the sectors it needs.
+    auto bias_loads = [](std::int64_t cols) {
+        Backend& gpu = backend("gpu_tiled@2");
+        const Tensor x = gpu.upload({8, cols}, std::vector<float>(std::size_t(8 * cols), 1.0f));
+        const Tensor bias = gpu.upload({cols}, std::vector<float>(std::size_t(cols), 2.0f));
+        Tensor y = gpu.allocate({8, cols});
+        ScopedRecordMode recording({true, false});
+        gpu.bias_add(x, bias, y);
+        auto profiles = sim::take_profiles();
+        REQUIRE(profiles.size() == 1);
+        return total(profiles[0], Space::global, false);  // x's loads and the bias's
+    };
+    const AccessCounts aligned = bias_loads(64);  // 4 warps: 4 x requests, 4 bias requests
+    CHECK(aligned.requests == 4 + 4);
+    CHECK(aligned.units == 4 * 16 + 4 * 8);
+    CHECK(aligned.ideal_units == aligned.units);
+    const AccessCounts unaligned = bias_loads(66);  // 5 warps: 5 x requests, 4 x 5 bias requests
+    CHECK(unaligned.requests == 5 + 4 * 5);
+    // x's requests take 4 x 16 sectors and 2 for warp 4's 64 bytes, their ideal; the bias's the
+    // rest, more than twice theirs.
+    const std::uint64_t x_sectors = 4 * 16 + 2;
+    CHECK(unaligned.units - x_sectors > 2 * (unaligned.ideal_units - x_sectors));
+}
+
 TEST_CASE(
     "gpu_tiled's version 3 of softmax loads each element once: half the global load requests of "
     "version 2, and the same stores",
