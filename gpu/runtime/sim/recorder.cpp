@@ -26,7 +26,6 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
-#include <set>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -228,13 +227,16 @@ void count_divergent_warp(const std::vector<Access>& log, const std::vector<std:
         const std::uint32_t k = executions[{a.thread, a.epoch, a.site, a.flags}]++;
         entries.push_back({a.epoch, a.site, a.flags, k, i});
     }
-    // (epoch, site, flags) whose lanes ran it different numbers of times (recorder.hpp).
-    std::map<std::tuple<std::uint32_t, std::uintptr_t, std::uint8_t>, std::uint32_t> runs;
-    std::set<std::tuple<std::uint32_t, std::uintptr_t, std::uint8_t>> uneven;
+    // Per (epoch, site, flags): whether its lanes ran it different numbers of times (recorder.hpp).
+    struct Runs {
+        std::uint32_t count;
+        bool uneven = false;
+    };
+    std::map<std::tuple<std::uint32_t, std::uintptr_t, std::uint8_t>, Runs> runs;
     for (const auto& [key, count] : executions) {
         const auto& [thread, epoch, site, flags] = key;
-        const auto [it, first] = runs.try_emplace({epoch, site, flags}, count);
-        if (!first && it->second != count) uneven.insert(it->first);
+        Runs& r = runs.try_emplace({epoch, site, flags}, Runs{count}).first->second;
+        r.uneven = r.uneven || r.count != count;
     }
     std::sort(entries.begin(), entries.end(),
               [](const Entry& x, const Entry& y) { return x.key() < y.key(); });
@@ -247,7 +249,7 @@ void count_divergent_warp(const std::vector<Access>& log, const std::vector<std:
             lanes.push_back({int(a.thread % 32), a.address, a.size});
         }
         const Entry& e = entries[begin];
-        add_request(w, log[e.index], lanes, uneven.count({e.epoch, e.site, e.flags}) != 0);
+        add_request(w, log[e.index], lanes, runs.at({e.epoch, e.site, e.flags}).uneven);
         begin = end;
     }
 }
