@@ -147,6 +147,17 @@ __global__ void unwritten_static_shared_kernel(float* out) {
         s[0][threadIdx.x] + s[1][threadIdx.x];  // planted: unwritten_static_shared first
 }
 
+// Block 0 writes a row of static __shared__; block 1 reads it without writing it. On a GPU, block
+// 1 finds whatever the last block on its multiprocessor left there: block 0's values, or none.
+__global__ void shared_left_by_earlier_block_kernel(float* out) {
+    __shared__ float s[lanes];
+    if (blockIdx.x == 0) {
+        s[threadIdx.x] = 1.0f;
+        return;
+    }
+    out[threadIdx.x] = s[threadIdx.x];  // planted: shared_left_by_earlier_block first
+}
+
 __global__ void write_past_end_kernel(float* out, int n) {
     out[threadIdx.x + 1] = 1.0f;  // planted: write_past_end first
     (void)n;
@@ -219,6 +230,9 @@ void run_planted(Planted bug) {
             break;
         case Planted::unwritten_static_shared:
             gpu::launch(unwritten_static_shared_kernel, dim3(1), dim3(lanes), 0, out.get());
+            break;
+        case Planted::shared_left_by_earlier_block:
+            gpu::launch(shared_left_by_earlier_block_kernel, dim3(2), dim3(lanes), 0, out.get());
             break;
         case Planted::write_past_end: {
             DeviceArray<float> exact(lanes);

@@ -33,19 +33,20 @@ void run_barriers_and_shuffle();
 // Classic bugs, each planted in a small kernel of its own. The line the race checker must name
 // for each is marked in recorder.cu with a comment "// planted: <name> <first|second>".
 enum class Planted {
-    missing_barrier,             // a neighbour's shared slot read with no __syncthreads()
-    lost_update,                 // s += x on one shared float by every thread
-    two_blocks_one_element,      // out[0] written by thread 0 of each of two blocks
-    warp_step_without_syncwarp,  // a warp-synchronous tree reduction without __syncwarp()
-    warp_step_with_syncwarp,     // the same, correct: __syncwarp() between its steps
-    warps_across_syncwarp,       // warp 1 reads what warp 0 wrote, ordered only by __syncwarp()
-    unwritten_static_shared,     // reads a row of static __shared__ no thread wrote
-    write_past_end,              // writes one float past the end of a device buffer
-    missing_bounds_check,        // ReLU without `if (i < n)`: 17 blocks of 256 for n = 4099
-    shuffle_outside_own_mask,    // lanes 16..31 call __shfl_xor_sync with mask 0x0000ffff
-    shuffle_naming_exited_lane,  // lanes 16..31 have returned; 0..15 shuffle with the full mask
-    shuffle_across_iterations,   // lanes 0..15 in their second iteration of a loop, 16..31 in
-                                 // their first, at the same full-mask shuffle
+    missing_barrier,               // a neighbour's shared slot read with no __syncthreads()
+    lost_update,                   // s += x on one shared float by every thread
+    two_blocks_one_element,        // out[0] written by thread 0 of each of two blocks
+    warp_step_without_syncwarp,    // a warp-synchronous tree reduction without __syncwarp()
+    warp_step_with_syncwarp,       // the same, correct: __syncwarp() between its steps
+    warps_across_syncwarp,         // warp 1 reads what warp 0 wrote, ordered only by __syncwarp()
+    unwritten_static_shared,       // reads a row of static __shared__ no thread wrote
+    shared_left_by_earlier_block,  // block 1 reads static __shared__ only block 0 wrote
+    write_past_end,                // writes one float past the end of a device buffer
+    missing_bounds_check,          // ReLU without `if (i < n)`: 17 blocks of 256 for n = 4099
+    shuffle_outside_own_mask,      // lanes 16..31 call __shfl_xor_sync with mask 0x0000ffff
+    shuffle_naming_exited_lane,    // lanes 16..31 have returned; 0..15 shuffle with the full mask
+    shuffle_across_iterations,     // lanes 0..15 in their second iteration of a loop, 16..31 in
+                                   // their first, at the same full-mask shuffle
 };
 void run_planted(Planted bug);
 

@@ -1,5 +1,7 @@
 // The access recorder: each counter on a kernel whose answer is known by hand, and each planted
 // race named with the file:line of both accesses (tests/sim/recorder.cu marks those lines).
+#include <omp.h>
+
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <string>
@@ -231,6 +233,20 @@ TEST_CASE("the race checker catches a read of static shared memory no thread of 
     const std::string report = race_report(Planted::unwritten_static_shared);
     CHECK_THAT(report, Catch::Contains("read of shared memory that no thread of this block wrote"));
     CHECK_THAT(report, Catch::Contains(marked_line("unwritten_static_shared", "first")));
+}
+
+TEST_CASE("the race checker forgets at each block what the blocks before it wrote in shared memory",
+          "[racecheck]") {
+    // On one OS thread, block 1 runs after block 0, in the same static shared memory (the
+    // simulator's __shared__ is thread_local), and finds block 0's row there: a read of memory
+    // that no thread of block 1 wrote all the same.
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    const std::string report = race_report(Planted::shared_left_by_earlier_block);
+    omp_set_num_threads(threads);
+    CHECK_THAT(report, Catch::Contains("read of shared memory that no thread of this block wrote"));
+    CHECK_THAT(report, Catch::Contains(marked_line("shared_left_by_earlier_block", "first")));
+    CHECK_THAT(report, Catch::Contains("of block (1,0,0)"));
 }
 
 TEST_CASE("a write past the end of a device buffer fails the launch, and the checker names it",
