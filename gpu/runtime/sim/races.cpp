@@ -19,43 +19,45 @@ struct WordTouch {
 
 void add_words(std::uintptr_t address, std::uint32_t size, std::size_t index,
                std::vector<WordTouch>& touches) {
-    for (std::uintptr_t word = address / 4; word <= (address + size - 1) / 4; ++word) {
-        const std::uintptr_t begin = std::max(address, word * 4);
-        const std::uintptr_t end = std::min(address + size, word * 4 + 4);
-        touches.push_back({word, std::uint8_t(((1u << (end - begin)) - 1) << begin % 4), index});
-    }
+    for (std::uintptr_t word = address / 4; word <= (address + size - 1) / 4; ++word)
+        touches.push_back({word, word_bytes(address, size, word), index});
 }
 
-// The words written in one barrier interval, each with its place among them, found by hashing:
-// the checker looks up every word every access of the interval touches (in a tiled kernel,
-// thousands of written words and hundreds of millions of lookups over `triptych check`). Open
-// addressing in two flat arrays, where std::unordered_map would allocate a node per word and a
-// binary search of the sorted words took most of the checker's time.
-class WordPlaces {
+// The words written in one barrier interval, numbered in the order they were first written, and
+// found by hashing: the checker looks up every word every access of the interval touches (in a
+// tiled kernel, thousands of written words and hundreds of millions of lookups over `triptych
+// check`). Open addressing in two flat arrays, where std::unordered_map would allocate a node per
+// word; a binary search of the sorted words took most of the checker's time.
+class WordNumbers {
 public:
     static constexpr std::uint32_t none = ~std::uint32_t{0};
 
-    // Holds `words` (distinct), word i at place i.
-    void reset(const std::vector<std::uintptr_t>& words) {
+    // Empties the table, sized for `most` words at most.
+    void clear(std::size_t most) {
         int bits = 4;
-        while ((std::size_t{1} << bits) < 2 * words.size()) ++bits;
+        while ((std::size_t{1} << bits) < 2 * most) ++bits;
         shift_ = 64 - bits;
         keys_.assign(std::size_t{1} << bits, empty);
-        places_.resize(keys_.size());
-        for (std::uint32_t i = 0; i < words.size(); ++i) {
-            std::size_t h = slot(words[i]);
-            while (keys_[h] != empty) h = (h + 1) & (keys_.size() - 1);
-            keys_[h] = words[i];
-            places_[h] = i;
-        }
+        numbers_.resize(keys_.size());
+        count_ = 0;
     }
-    // The place of `word`, or `none` if it is not one of the words.
+    // The number of `word`, given it (the next number) if it has none yet.
+    std::uint32_t add(std::uintptr_t word) {
+        std::size_t h = slot(word);
+        for (; keys_[h] != empty; h = (h + 1) & (keys_.size() - 1))
+            if (keys_[h] == word) return numbers_[h];
+        keys_[h] = word;
+        numbers_[h] = count_;
+        return count_++;
+    }
+    // The number of `word`, or `none` if it was not added.
     std::uint32_t find(std::uintptr_t word) const {
         for (std::size_t h = slot(word);; h = (h + 1) & (keys_.size() - 1)) {
-            if (keys_[h] == word) return places_[h];
+            if (keys_[h] == word) return numbers_[h];
             if (keys_[h] == empty) return none;
         }
     }
+    std::uint32_t size() const { return count_; }
 
 private:
     static constexpr std::uintptr_t empty = ~std::uintptr_t{0};  // never a word (address / 4)
@@ -66,7 +68,8 @@ private:
     }
     int shift_ = 60;
     std::vector<std::uintptr_t> keys_;
-    std::vector<std::uint32_t> places_;
+    std::vector<std::uint32_t> numbers_;
+    std::uint32_t count_ = 0;
 };
 
 // Whether a warp operation or __syncwarp between them orders two accesses.
@@ -74,39 +77,36 @@ bool ordered(const Access& a, const Access& b) {
     return a.thread / warp_size == b.thread / warp_size && a.epoch != b.epoch;
 }
 
-// The touches of the words that accesses of `interval` write (not atomically), by word, each
-// word's in the order they ran. Every hazard has a write in it: only these words need looking at
-// (in a tiled kernel, most reads are of words written the interval before).
+// The touches of the words that accesses of `interval` write (not atomically), word by word in
+// the order each was first written, each word's in the order they ran. Every hazard has a write
+// in it: only these words need looking at (in a tiled kernel, most reads are of words written the
+// interval before).
 const std::vector<WordTouch>& touches_of_written_words(const std::vector<Access>& interval) {
     thread_local std::vector<WordTouch> touches;
     touches.clear();
     for (std::size_t i = 0; i < interval.size(); ++i)
         if ((interval[i].flags & store) && !(interval[i].flags & atomic))
             add_words(interval[i].address, interval[i].size, i, touches);
-    thread_local std::vector<std::uintptr_t> written;
-    written.clear();
-    for (const WordTouch& t : touches) written.push_back(t.word);
-    std::sort(written.begin(), written.end());
-    written.erase(std::unique(written.begin(), written.end()), written.end());
-    thread_local WordPlaces places;
-    places.reset(written);
-    // Every access's touches of written words, numbered by the word's place in `written`, then
-    // put in that order by counting (stable: each word's touches stay in the order they ran).
+    thread_local WordNumbers written;
+    written.clear(touches.size());
+    for (const WordTouch& t : touches) written.add(t.word);
+    // Every access's touches of written words, with the word's number, then put in that order by
+    // counting (stable: each word's touches stay in the order they ran).
     touches.clear();
-    thread_local std::vector<std::uint32_t> place_of_touch, starts;
-    place_of_touch.clear();
-    starts.assign(written.size() + 1, 0);
+    thread_local std::vector<std::uint32_t> number_of_touch, starts;
+    number_of_touch.clear();
+    starts.assign(written.size() + std::size_t{1}, 0);
     for (std::size_t i = 0; i < interval.size(); ++i) {
         if (interval[i].flags & atomic) continue;
         const std::size_t before = touches.size();
         add_words(interval[i].address, interval[i].size, i, touches);
         std::size_t kept = before;
         for (std::size_t j = before; j < touches.size(); ++j) {
-            const std::uint32_t place = places.find(touches[j].word);
-            if (place == WordPlaces::none) continue;
+            const std::uint32_t number = written.find(touches[j].word);
+            if (number == WordNumbers::none) continue;
             touches[kept++] = touches[j];
-            place_of_touch.push_back(place);
-            ++starts[place + 1];
+            number_of_touch.push_back(number);
+            ++starts[number + 1];
         }
         touches.resize(kept);
     }
@@ -114,7 +114,7 @@ const std::vector<WordTouch>& touches_of_written_words(const std::vector<Access>
     thread_local std::vector<WordTouch> by_word;  // the touches by (word, order they ran)
     by_word.resize(touches.size());
     for (std::size_t j = 0; j < touches.size(); ++j)
-        by_word[starts[place_of_touch[j]]++] = touches[j];
+        by_word[starts[number_of_touch[j]]++] = touches[j];
     touches.swap(by_word);
     return touches;
 }

@@ -40,6 +40,14 @@ struct Finding {
     std::uint64_t first_block = 0, second_block = 0;  // linear block numbers
 };
 
+// The bytes of 4-byte word `word` (an address / 4) that an access of `size` bytes at `address`
+// touches: bit b for byte b of the word.
+inline std::uint8_t word_bytes(std::uintptr_t address, std::uint32_t size, std::uintptr_t word) {
+    const std::uintptr_t begin = address > word * 4 ? address : word * 4;
+    const std::uintptr_t end = address + size < word * 4 + 4 ? address + size : word * 4 + 4;
+    return std::uint8_t(((1u << (end - begin)) - 1) << begin % 4);
+}
+
 // Adds the hazards among `interval` (one block's accesses between two barriers, in the order they
 // ran; thread numbers are within `block_number`) to `found`, one per pair of sites and problem.
 void find_interval_hazards(const std::vector<Access>& interval, std::uint64_t block_number,

@@ -384,11 +384,9 @@ void check_interval(const std::vector<Access>& log, Worker& w) {
             // previous block there left (static shared memory is never cleared).
             bool unwritten = false;
             const bool reads = !(a.flags & store) || (a.flags & atomic);
-            for (std::uintptr_t byte = a.address; byte < a.address + a.size;) {
-                const std::uintptr_t word = byte / 4;
-                std::uint8_t touched = 0;  // this access's bytes of the word
-                for (; byte < a.address + a.size && byte / 4 == word; ++byte)
-                    touched |= std::uint8_t(1u << (byte % 4));
+            for (std::uintptr_t word = a.address / 4; word <= (a.address + a.size - 1) / 4;
+                 ++word) {
+                const std::uint8_t touched = word_bytes(a.address, a.size, word);
                 std::uint8_t& written = shared_written.bytes(word);
                 unwritten = unwritten || (reads && (written & touched) != touched);
                 if (a.flags & store) written |= touched;
