@@ -258,15 +258,12 @@ void count_divergent_warp(const std::vector<Access>& log,
                           const std::vector<std::vector<std::uint32_t>>& by_thread,
                           std::size_t first, std::size_t last, Worker& w) {
     struct Instruction {
-        std::uint32_t epoch = 0;
-        std::uintptr_t site = 0;
-        std::uint8_t flags = 0;
         std::uint32_t one_access = 0;                   // in `log`, for add_request
         std::uint32_t runs[32] = {};                    // by lane
         std::vector<std::vector<LaneAccess>> requests;  // [k]: the lanes' k-th runs
         std::size_t request_count = 0;                  // of `requests`, those of this warp
     };
-    struct Key {
+    struct Key {  // the instruction
         std::uint32_t epoch;
         std::uintptr_t site;
         std::uint8_t flags;
@@ -290,9 +287,6 @@ void count_divergent_warp(const std::vector<Access>& log,
             if (added) {
                 if (count == instructions.size()) instructions.emplace_back();
                 Instruction& in = instructions[count++];
-                in.epoch = a.epoch;
-                in.site = a.site;
-                in.flags = a.flags;
                 in.one_access = i;
                 std::fill(std::begin(in.runs), std::end(in.runs), 0);
                 in.request_count = 0;
