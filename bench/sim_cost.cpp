@@ -13,9 +13,10 @@
 // The two recording modes run the instrumented copy of triptych (build/tools/instrumented/), so
 // their times include what instrumenting every load and store costs, and plain's does not. All
 // three check the same inputs (one seed, printed), so they do the same work. Unless told
-// otherwise, each mode runs 3 times, interleaved at random; the table shows each run, then each
-// mode's median, and the last lines divide each recording mode's median by plain's.
-// `--benchmark_out=FILE` keeps the runs as JSON.
+// otherwise, each mode runs 3 times, interleaved at random; the table shows each run and each
+// mode's median (among Google Benchmark's aggregates), and the last lines divide each recording
+// mode's median by plain's. `--benchmark_out=FILE` keeps the runs as JSON. Exit status 1 when a
+// check failed in some mode (the table names the run).
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -109,11 +110,15 @@ public:
     CostReporter() : ConsoleReporter(isatty(STDOUT_FILENO) ? OO_ColorTabular : OO_Tabular) {}
     void ReportRuns(const std::vector<Run>& runs) override {
         ConsoleReporter::ReportRuns(runs);
-        for (const Run& run : runs)
+        for (const Run& run : runs) {
+            failed_ = failed_ || run.error_occurred;
             if (run.run_type == Run::RT_Iteration && !run.error_occurred)
                 seconds_[run.run_name.function_name].push_back(run.real_accumulated_time /
                                                                double(run.iterations));
+        }
     }
+    // Whether a run failed (its check exited with an error: the table says which).
+    bool failed() const { return failed_; }
     // The median of the runs of benchmark `name`, or 0 if none ran.
     double median_seconds(const std::string& name) const {
         auto found = seconds_.find(name);
@@ -130,6 +135,7 @@ public:
 
 private:
     std::map<std::string, std::vector<double>> seconds_;
+    bool failed_ = false;
 };
 
 std::string benchmark_name(const Mode& mode) { return std::string("sim_cost/") + mode.name; }
@@ -175,8 +181,12 @@ int main(int argc, char** argv) {
     benchmark::RunSpecifiedBenchmarks(&reporter);
     benchmark::Shutdown();
 
+    const int exit_status = reporter.failed() ? 1 : 0;
     const double plain = reporter.median_seconds(benchmark_name(modes[0]));
-    if (plain <= 0) return 1;
+    if (plain <= 0) {
+        std::printf("\nno ratios: no plain run to divide by\n");
+        return exit_status;
+    }
     std::printf("\nmedian of each mode over plain's (%.2f s):\n", plain);
     for (const Mode& mode : modes) {
         if (mode.variable == nullptr) continue;
@@ -185,5 +195,5 @@ int main(int argc, char** argv) {
         std::printf("  %-10s %6.1fx plain  (%s=1, median of %zu runs)\n", mode.name,
                     reporter.median_seconds(name) / plain, mode.variable, reporter.runs_of(name));
     }
-    return 0;
+    return exit_status;
 }
