@@ -113,6 +113,12 @@ __global__ void two_blocks_one_element_kernel(float* out) {
     if (threadIdx.x == 0) out[0] = float(blockIdx.x);  // planted: two_blocks_one_element first
 }
 
+// Blocks 0 and 2 write byte 0 of one word, block 1 its byte 1: in block order, a write of another
+// byte lies between the two that race.
+__global__ void two_blocks_one_byte_kernel(unsigned char* out) {
+    if (threadIdx.x == 0) out[blockIdx.x == 1 ? 1 : 0] = 1;  // planted: two_blocks_one_byte first
+}
+
 // A tree reduction of 32 values inside one warp. Its steps read what other lanes wrote the step
 // before: only __syncwarp() orders them (lanes of a warp are not in lock-step since Volta).
 __global__ void warp_reduction_kernel(const float* in, float* out, bool with_syncwarp) {
@@ -218,6 +224,10 @@ void run_planted(Planted bug) {
             break;
         case Planted::two_blocks_one_element:
             gpu::launch(two_blocks_one_element_kernel, dim3(2), dim3(lanes), 0, out.get());
+            break;
+        case Planted::two_blocks_one_byte:  // the bytes of out[0]
+            gpu::launch(two_blocks_one_byte_kernel, dim3(3), dim3(lanes), 0,
+                        reinterpret_cast<unsigned char*>(out.get()));
             break;
         case Planted::warp_step_without_syncwarp:
         case Planted::warp_step_with_syncwarp:

@@ -36,6 +36,7 @@ enum class Planted {
     missing_barrier,               // a neighbour's shared slot read with no __syncthreads()
     lost_update,                   // s += x on one shared float by every thread
     two_blocks_one_element,        // out[0] written by thread 0 of each of two blocks
+    two_blocks_one_byte,           // blocks 0 and 2 write byte 0 of a word, block 1 byte 1
     warp_step_without_syncwarp,    // a warp-synchronous tree reduction without __syncwarp()
     warp_step_with_syncwarp,       // the same, correct: __syncwarp() between its steps
     warps_across_syncwarp,         // warp 1 reads what warp 0 wrote, ordered only by __syncwarp()

@@ -211,6 +211,14 @@ TEST_CASE("the race checker catches two blocks writing one global element", "[ra
     CHECK_THAT(report, Catch::Contains(marked_line("two_blocks_one_element", "first")));
 }
 
+TEST_CASE("the race checker catches two blocks writing one byte with another block's byte between",
+          "[racecheck]") {
+    const std::string report = race_report(Planted::two_blocks_one_byte);
+    CHECK_THAT(report, Catch::Contains("global memory, two blocks write one element"));
+    CHECK_THAT(report, Catch::Contains("of block (0,0,0)") && Catch::Contains("of block (2,0,0)"));
+    CHECK_THAT(report, Catch::Contains(marked_line("two_blocks_one_byte", "first")));
+}
+
 TEST_CASE("the race checker catches a warp-synchronous step without __syncwarp, and passes it with",
           "[racecheck]") {
     const std::string report = race_report(Planted::warp_step_without_syncwarp);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <tuple>
+#include <utility>
 
 namespace triptych::sim {
 namespace {
@@ -170,12 +171,30 @@ void find_cross_block_writes(std::vector<GlobalWrite>& writes, std::vector<Findi
     std::sort(touches.begin(), touches.end(), [&](const WordTouch& a, const WordTouch& b) {
         return std::tie(a.word, writes[a.index].block) < std::tie(b.word, writes[b.index].block);
     });
-    for (std::size_t i = 1; i < touches.size(); ++i) {
-        const WordTouch& a = touches[i - 1];
+    // Each word's writes in block order: a write races with any earlier block's write to one of
+    // its bytes, not only with the write just before it (blocks 0 and 2 writing byte 0 of a word,
+    // block 1 byte 1 between them).
+    constexpr std::size_t none = ~std::size_t{0};
+    std::size_t earlier[4], latest[4];  // per byte: the last write (in touches) of an earlier
+                                        // block, and of this block
+    for (std::size_t i = 0; i < touches.size(); ++i) {
         const WordTouch& b = touches[i];
-        const GlobalWrite& first = writes[a.index];
         const GlobalWrite& second = writes[b.index];
-        if (a.word != b.word || first.block == second.block || !(a.bytes & b.bytes)) continue;
+        if (i == 0 || b.word != touches[i - 1].word) {
+            std::fill(earlier, earlier + 4, none);
+            std::fill(latest, latest + 4, none);
+        } else if (second.block != writes[touches[i - 1].index].block) {
+            for (int byte = 0; byte < 4; ++byte)
+                if (latest[byte] != none) earlier[byte] = std::exchange(latest[byte], none);
+        }
+        std::size_t j = none;  // an earlier block's write to one of this write's bytes
+        for (int byte = 0; byte < 4; ++byte)
+            if (b.bytes >> byte & 1) {
+                if (j == none) j = earlier[byte];
+                latest[byte] = i;
+            }
+        if (j == none) continue;
+        const GlobalWrite& first = writes[touches[j].index];
         if (already_found(found, Problem::blocks_write_same, first.site, second.site) ||
             found.size() >= most_findings_kept)
             continue;
