@@ -312,6 +312,7 @@ std::vector<OpDescription> activation_descriptions() {
             descriptions.push_back({std::string(op_name(key)),
                                     dims,
                                     shapes,
+                                    "64,4097",
                                     activation_run(a, backward),
                                     {key},
                                     {stream_rows(a, backward)}});

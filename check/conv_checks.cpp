@@ -729,12 +729,14 @@ std::vector<OpDescription> conv_and_pool_descriptions() {
           "7,5,33,17,7,3,3,3,0", "2,16,11,13,67,3,3,1,1", "7,17,9,11,19,3,2,1,1,3,2",
           "64,1,28,28,6,5,5,1,2", "64,6,14,14,16,5,5,1,0", "1,3,5,7,40,3,3",
           "2,32,9,13,64,3,3,1,1"},
+         "64,6,14,14,16,5,5,1,0",  // LeNet's conv2
          run_conv2d,
          {Op::conv2d_forward, Op::conv2d_backward_data, Op::conv2d_backward_weights},
          conv_bench_rows()},
         {"max_pool2d",
          pool_syntax,
          pools,
+         "64,6,28,28,2,2",  // LeNet's first pooling
          run_max_pool2d,
          {Op::max_pool2d_forward, Op::max_pool2d_backward},
          {{"max_pool2d_forward",
@@ -752,6 +754,7 @@ std::vector<OpDescription> conv_and_pool_descriptions() {
         {"avg_pool2d",
          pool_syntax,
          pools,
+         "64,6,28,28,2,2",  // LeNet's first pooling
          run_avg_pool2d,
          {Op::avg_pool2d_forward, Op::avg_pool2d_backward},
          {{"avg_pool2d_forward",

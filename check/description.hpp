@@ -74,6 +74,10 @@ struct OpDescription {
     std::string shape_syntax;  // what --shape takes, e.g. "M,N,K"
     std::vector<std::string>
         default_shapes;  // the check's shapes (none tile multiples, among them)
+    // The shape `triptych profile` takes without --shape: one of default_shapes whose kernels fill
+    // whole warps and several blocks, so that its counts show their access pattern (the first of
+    // default_shapes is the one-element edge case).
+    std::string profile_shape;
     // Runs every case of one shape (gemm: the four transpositions) on `backend`.
     CheckRun run;
     // The kernels it runs: each version of them a variant has is checked too ("gpu_tiled@3").

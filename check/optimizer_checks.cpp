@@ -369,25 +369,29 @@ BenchRows optimizer_bench_rows(OptimizerKind kind) {
 std::vector<OpDescription> optimizer_descriptions() {
     std::string many;
     for (int n = 1; n <= 130; ++n) many += (n > 1 ? "," : "") + std::to_string(n);
+    const std::string lenet = "150,6,2400,16,48000,120,10080,84,840,10";
     const std::vector<std::string> lists = {"1", "1,7,1000,4099", "200704,256,32768,128,1280,10",
-                                            "150,6,2400,16,48000,120,10080,84,840,10", many};
+                                            lenet, many};
     const std::string syntax = "N1[,N2,...] (one parameter tensor of each size)";
     return {
         {"sgd",
          syntax,
          lists,
+         lenet,
          optimizer_run(OptimizerKind::sgd),
          {Op::optimizer_step},
          {optimizer_bench_rows(OptimizerKind::sgd)}},
         {"adam",
          syntax,
          lists,
+         lenet,
          optimizer_run(OptimizerKind::adam),
          {Op::optimizer_step},
          {optimizer_bench_rows(OptimizerKind::adam)}},
         {"rmsprop",
          syntax,
          lists,
+         lenet,
          optimizer_run(OptimizerKind::rmsprop),
          {Op::optimizer_step},
          {optimizer_bench_rows(OptimizerKind::rmsprop)}},

@@ -2,6 +2,7 @@
 // op's versions are numbered along its ladder, and "<variant>@<N>" runs version N.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -128,6 +129,16 @@ TEST_CASE("every version the cross-check knows of is one the registry can make",
                 INFO(op.name << " " << name);
                 CHECK(backend(name).variant() == variant);
             }
+    }
+}
+
+TEST_CASE("every op's profile shape is one of its check's shapes, not the one-element edge case",
+          "[profile]") {
+    for (const check::OpDescription& op : check::ops()) {
+        INFO(op.name << ": " << op.profile_shape);
+        const auto& shapes = op.default_shapes;
+        CHECK(std::find(shapes.begin(), shapes.end(), op.profile_shape) != shapes.end());
+        CHECK(op.profile_shape != shapes.front());
     }
 }
 

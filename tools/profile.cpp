@@ -48,7 +48,8 @@ void print_help() {
         "  --op NAME       the op (triptych check --help lists them)\n"
         "  --backend V     gpu_naive or gpu_tiled (default), or one version, e.g. gpu_tiled@3\n"
         "  --version N     the same as --backend <variant>@N\n"
-        "  --shape SIZES   the op's shape (default: the first of its check's shapes)\n"
+        "  --shape SIZES   the op's shape (default: one of its check's shapes that fills\n"
+        "                  whole warps and several blocks; the first line says which)\n"
         "  --lines         also print the counts of each source line that accesses memory;\n"
         "                  ~ marks the lines whose counts may be approximate (it says why)\n"
         "  --gpu NAME      the GPU whose theoretical occupancy is computed: h200 (default),\n"
@@ -388,7 +389,7 @@ Request read_request(const Options& options) {
             "profile counts the GPU kernels of our own panels: --backend must be gpu_naive or "
             "gpu_tiled (or a version of one), not " +
             r.name);
-    r.shape = options.get("--shape", r.op->default_shapes.front());
+    r.shape = options.get("--shape", r.op->profile_shape);
     r.seed = options.has("--seed") ? parse_seed("--seed", options.get("--seed")) : fresh_seed();
     return r;
 }
