@@ -20,7 +20,6 @@
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -104,7 +103,8 @@ void time_check(benchmark::State& state, const std::vector<std::string>& command
     }
 }
 
-// The console table, with each mode's run times kept for the ratios.
+// The console table, with each mode's median kept for the ratios: Google Benchmark's median
+// aggregate, or the time of the one run when there are no repetitions.
 class CostReporter : public benchmark::ConsoleReporter {
 public:
     CostReporter() : ConsoleReporter(isatty(STDOUT_FILENO) ? OO_ColorTabular : OO_Tabular) {}
@@ -112,29 +112,29 @@ public:
         ConsoleReporter::ReportRuns(runs);
         for (const Run& run : runs) {
             failed_ = failed_ || run.error_occurred;
-            if (run.run_type == Run::RT_Iteration && !run.error_occurred)
-                seconds_[run.run_name.function_name].push_back(run.real_accumulated_time /
-                                                               double(run.iterations));
+            if (run.error_occurred) continue;
+            Timed& mode = timed_[run.run_name.function_name];
+            if (run.run_type == Run::RT_Iteration) {
+                if (++mode.runs == 1) mode.median_seconds = run.GetAdjustedRealTime();
+            } else if (run.aggregate_name == "median") {
+                mode.median_seconds = run.GetAdjustedRealTime();
+            }
         }
     }
     // Whether a run failed (its check exited with an error: the table says which).
     bool failed() const { return failed_; }
-    // The median of the runs of benchmark `name`, or 0 if none ran.
-    double median_seconds(const std::string& name) const {
-        auto found = seconds_.find(name);
-        if (found == seconds_.end()) return 0;
-        std::vector<double> times = found->second;
-        std::sort(times.begin(), times.end());
-        const std::size_t n = times.size();
-        return n % 2 == 1 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
-    }
-    std::size_t runs_of(const std::string& name) const {
-        auto found = seconds_.find(name);
-        return found == seconds_.end() ? 0 : found->second.size();
+    struct Timed {
+        std::size_t runs = 0;  // that completed
+        double median_seconds = 0;
+    };
+    // Benchmark `name`'s runs, none if it did not run.
+    Timed timed(const std::string& name) const {
+        auto found = timed_.find(name);
+        return found == timed_.end() ? Timed{} : found->second;
     }
 
 private:
-    std::map<std::string, std::vector<double>> seconds_;
+    std::map<std::string, Timed> timed_;
     bool failed_ = false;
 };
 
@@ -182,18 +182,17 @@ int main(int argc, char** argv) {
     benchmark::Shutdown();
 
     const int exit_status = reporter.failed() ? 1 : 0;
-    const double plain = reporter.median_seconds(benchmark_name(modes[0]));
+    const double plain = reporter.timed(benchmark_name(modes[0])).median_seconds;
     if (plain <= 0) {
         std::printf("\nno ratios: no plain run to divide by\n");
         return exit_status;
     }
     std::printf("\nmedian of each mode over plain's (%.2f s):\n", plain);
     for (const Mode& mode : modes) {
-        if (mode.variable == nullptr) continue;
-        const std::string name = benchmark_name(mode);
-        if (reporter.runs_of(name) == 0) continue;
+        const CostReporter::Timed timed = reporter.timed(benchmark_name(mode));
+        if (mode.variable == nullptr || timed.runs == 0) continue;
         std::printf("  %-10s %6.1fx plain  (%s=1, median of %zu runs)\n", mode.name,
-                    reporter.median_seconds(name) / plain, mode.variable, reporter.runs_of(name));
+                    timed.median_seconds / plain, mode.variable, timed.runs);
     }
     return exit_status;
 }
