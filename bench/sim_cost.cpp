@@ -178,8 +178,16 @@ int main(int argc, char** argv) {
             ->Unit(benchmark::kSecond);
 
     CostReporter reporter;
-    benchmark::RunSpecifiedBenchmarks(&reporter);
+    const std::size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);
     benchmark::Shutdown();
+    if (ran == 0) {
+        std::string names;
+        for (const Mode& mode : modes) names += (names.empty() ? "" : ", ") + benchmark_name(mode);
+        std::fprintf(stderr,
+                     "triptych_sim_cost: --benchmark_filter matches none of %s; nothing timed\n",
+                     names.c_str());
+        return 1;
+    }
 
     const int exit_status = reporter.failed() ? 1 : 0;
     const double plain = reporter.timed(benchmark_name(modes[0])).median_seconds;

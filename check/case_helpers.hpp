@@ -75,12 +75,15 @@ inline Tensor fresh_output(const Backend& backend, const Shape& shape, Values va
     return values == Values::non_finite ? marked_output(backend, shape) : backend.allocate(shape);
 }
 
-// "D1[,D2,...]" -> Shape{D1, D2, ...}, every size >= 1; InvalidArgument naming `op` otherwise.
+// "D1[,D2,...]" -> Shape{D1, D2, ...}, every size >= 1 and their product within 64 bits;
+// InvalidArgument naming `op` otherwise.
 inline Shape tensor_shape(const std::string& op, const std::string& text) {
     const std::vector<std::int64_t> sizes = parse_sizes(op, text);
     for (std::int64_t d : sizes)
         if (d < 1) throw InvalidArgument(op + ": every size must be >= 1, got '" + text + "'");
-    return Shape(sizes);
+    Shape shape(sizes);
+    shape.elements();  // throws for a product past 2^63 - 1
+    return shape;
 }
 
 // The cases of an elementwise op for one --shape: writing to a fresh tensor, then over its input,

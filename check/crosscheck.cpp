@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <iterator>
@@ -26,14 +27,10 @@ std::vector<std::int64_t> parse_sizes(const std::string& op, const std::string& 
     while (start <= text.size()) {
         const std::size_t comma = std::min(text.find(',', start), text.size());
         const std::string part = text.substr(start, comma - start);
-        std::size_t used = 0;
-        long long value = 0;
-        try {
-            value = std::stoll(part, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (part.empty() || used != part.size())
+        // from_chars takes digits with an optional '-' and nothing else: no spaces, no '+'.
+        std::int64_t value = 0;
+        const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), value);
+        if (part.empty() || error != std::errc() || end != part.data() + part.size())
             throw InvalidArgument(op + ": shape '" + text + "' is not a list of integers");
         sizes.push_back(value);
         start = comma + 1;
@@ -1060,6 +1057,26 @@ std::vector<std::string> versions_to_check(const OpDescription& check, const std
     std::vector<std::string> names{variant};
     for (int number : numbers) names.push_back(variant + "@" + std::to_string(number));
     return names;
+}
+
+bool runs_version_of(const OpDescription& check, const Backend& backend) {
+    if (backend.pinned_version() == 0) return true;
+    for (Op kernel : check.kernels)
+        for (const KernelVersion& v : kernel_versions(backend.variant(), kernel))
+            if (v.number == backend.pinned_version()) return true;
+    return false;
+}
+
+void require_version_of(const OpDescription& check, const Backend& backend) {
+    if (runs_version_of(check, backend)) return;
+    std::string numbers;
+    for (Op kernel : check.kernels)
+        for (const KernelVersion& v : kernel_versions(backend.variant(), kernel))
+            numbers += (numbers.empty() ? "" : ", ") + std::to_string(v.number);
+    throw InvalidArgument(backend.variant() + " has no version " +
+                          std::to_string(backend.pinned_version()) + " of " + check.name +
+                          "; its versions: " + (numbers.empty() ? "none" : numbers) +
+                          " (triptych versions lists them)");
 }
 
 }  // namespace triptych::check

@@ -37,6 +37,12 @@ struct CaseResult {
 // op's kernels that it does not run by default, as "<variant>@<N>" in number order.
 std::vector<std::string> versions_to_check(const OpDescription& check, const std::string& variant);
 
+// Whether `backend` runs `check`'s kernels as asked: true unless it names a version ("gpu_tiled@5")
+// that none of those kernels has in its variant.
+bool runs_version_of(const OpDescription& check, const Backend& backend);
+// InvalidArgument unless runs_version_of(check, backend), naming the versions there are.
+void require_version_of(const OpDescription& check, const Backend& backend);
+
 // Every op's description (check/description.hpp), in the order `triptych check` lists them.
 const std::vector<OpDescription>& ops();
 // The named op; InvalidArgument naming the known ops otherwise.

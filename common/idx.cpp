@@ -41,8 +41,11 @@ IdxArray read_idx(const std::filesystem::path& path) {
         const std::int64_t d = big_endian(&bytes[4 + 4 * std::size_t(i)]);
         if (d == 0) fail(path, "dimension " + std::to_string(i) + " is 0");
         array.dims.push_back(d);
+        // Tested before multiplying, so that the product cannot overflow (d < 2^32).
+        if (elements > (std::int64_t(1) << 40) / d)
+            fail(path, "dimensions " + dims_text(array.dims) + (i + 1 < rank ? " x ..." : "") +
+                           ": more than 2^40 values, too many to be real");
         elements *= d;
-        if (elements > (std::int64_t(1) << 40)) fail(path, "dimensions too large to be real");
     }
     const std::int64_t body = std::int64_t(bytes.size() - header);
     if (body != elements)
@@ -83,8 +86,14 @@ ImageSet read_image_set(const std::filesystem::path& images_path,
 }
 
 FashionMnistFiles fashion_mnist_files(const std::filesystem::path& directory) {
-    return {directory / "train-images-idx3-ubyte.gz", directory / "train-labels-idx1-ubyte.gz",
-            directory / "t10k-images-idx3-ubyte.gz", directory / "t10k-labels-idx1-ubyte.gz"};
+    // The gzip file when it is there, else the plain one when that is, else the gzip name (which
+    // the error on reading it then names).
+    const auto file = [&](const std::string& name) {
+        const std::filesystem::path gzip = directory / (name + ".gz"), plain = directory / name;
+        return !std::filesystem::exists(gzip) && std::filesystem::exists(plain) ? plain : gzip;
+    };
+    return {file("train-images-idx3-ubyte"), file("train-labels-idx1-ubyte"),
+            file("t10k-images-idx3-ubyte"), file("t10k-labels-idx1-ubyte")};
 }
 
 }  // namespace triptych

@@ -42,7 +42,8 @@ struct ImageSet {
 ImageSet read_image_set(const std::filesystem::path& images, const std::filesystem::path& labels,
                         std::int64_t limit = 0);
 
-// Fashion-MNIST's four files in `directory`, as Debian's dataset-fashion-mnist installs them.
+// Fashion-MNIST's four files in `directory`, as Debian's dataset-fashion-mnist installs them
+// (train-images-idx3-ubyte.gz, ...), or each uncompressed, without .gz, when only that is there.
 struct FashionMnistFiles {
     std::filesystem::path train_images, train_labels, test_images, test_labels;
 };

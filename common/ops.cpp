@@ -7,10 +7,27 @@
 
 namespace triptych {
 
+namespace {
+
+// InvalidArgument naming `op` when a * b, the elements of an `a` x `b` matrix, does not fit in 64
+// bits (checked before any of the op's tensors is made).
+void check_matrix_elements(const std::string& op, const char* name, std::int64_t a,
+                           std::int64_t b) {
+    std::int64_t elements;
+    if (__builtin_mul_overflow(a, b, &elements))
+        throw InvalidArgument(op + ": " + name + " of " + std::to_string(a) + " x " +
+                              std::to_string(b) + " has more than 2^63 - 1 elements");
+}
+
+}  // namespace
+
 void GemmShape::validate() const {
     if (M < 1 || N < 1 || K < 1)
         throw InvalidArgument("gemm: sizes must be >= 1, got M=" + std::to_string(M) +
                               ", N=" + std::to_string(N) + ", K=" + std::to_string(K));
+    check_matrix_elements("gemm", "A", M, K);
+    check_matrix_elements("gemm", "B", K, N);
+    check_matrix_elements("gemm", "C", M, N);
     if (!std::isfinite(alpha) || !std::isfinite(beta))
         throw InvalidArgument("gemm: alpha and beta must be finite, got alpha=" +
                               std::to_string(alpha) + ", beta=" + std::to_string(beta));
@@ -50,6 +67,9 @@ void DenseShape::validate() const {
         throw InvalidArgument(
             "dense_forward: sizes must be >= 1, got batch=" + std::to_string(batch) +
             ", in=" + std::to_string(in) + ", out=" + std::to_string(out));
+    check_matrix_elements("dense_forward", "X", batch, in);
+    check_matrix_elements("dense_forward", "W", out, in);
+    check_matrix_elements("dense_forward", "Y", batch, out);
 }
 
 std::string DenseShape::str() const {
@@ -75,6 +95,19 @@ namespace {
 std::string pair(std::int64_t a, std::int64_t b) {
     return std::to_string(a) + "," + std::to_string(b);
 }
+
+// InvalidArgument when an input's extent plus twice its padding does not fit in 64 bits; P() and
+// Q() and every index into the padded input are then free of overflow.
+void check_padded_extent(const std::string& op, std::int64_t H, std::int64_t W, std::int64_t pad_h,
+                         std::int64_t pad_w) {
+    std::int64_t padded_h, padded_w;
+    if (__builtin_mul_overflow(pad_h, 2, &padded_h) ||
+        __builtin_add_overflow(padded_h, H, &padded_h) ||
+        __builtin_mul_overflow(pad_w, 2, &padded_w) ||
+        __builtin_add_overflow(padded_w, W, &padded_w))
+        throw InvalidArgument(op + ": padding " + pair(pad_h, pad_w) +
+                              " makes the padded input larger than 2^63 - 1");
+}
 }  // namespace
 
 void Conv2dShape::validate() const {
@@ -88,6 +121,7 @@ void Conv2dShape::validate() const {
         throw InvalidArgument(op + ": stride must be >= 1, got " + pair(stride_h, stride_w));
     if (pad_h < 0 || pad_w < 0)
         throw InvalidArgument(op + ": padding must be >= 0, got " + pair(pad_h, pad_w));
+    check_padded_extent(op, H, W, pad_h, pad_w);
     if (R > H + 2 * pad_h || S > W + 2 * pad_w)
         throw InvalidArgument(op + ": filter " + std::to_string(R) + "x" + std::to_string(S) +
                               " is larger than the padded input " + std::to_string(H + 2 * pad_h) +
@@ -112,15 +146,17 @@ void Pool2dShape::validate(const std::string& op_name) const {
         throw InvalidArgument(op + ": stride must be >= 1, got " + pair(stride_h, stride_w));
     if (pad_h < 0 || pad_w < 0)
         throw InvalidArgument(op + ": padding must be >= 0, got " + pair(pad_h, pad_w));
-    if (2 * pad_h > window_h || 2 * pad_w > window_w)
+    if (pad_h > window_h / 2 || pad_w > window_w / 2)
         throw InvalidArgument(op + ": padding " + pair(pad_h, pad_w) +
                               " is more than half the window " + pair(window_h, window_w));
+    check_padded_extent(op, H, W, pad_h, pad_w);
     if (window_h > H + 2 * pad_h || window_w > W + 2 * pad_w)
         throw InvalidArgument(op + ": window " + pair(window_h, window_w) +
                               " is larger than the padded input " +
                               pair(H + 2 * pad_h, W + 2 * pad_w));
-    if (H * W > (std::int64_t(1) << 24))
-        throw InvalidArgument(op + ": a plane of " + std::to_string(H * W) +
+    std::int64_t plane;
+    if (__builtin_mul_overflow(H, W, &plane) || plane > (std::int64_t(1) << 24))
+        throw InvalidArgument(op + ": a plane of " + std::to_string(H) + " x " + std::to_string(W) +
                               " elements is more than 2^24 (argmax indices are floats)");
 }
 

@@ -127,6 +127,9 @@ TEST_CASE("a missing, truncated or corrupt IDX file is a DataError naming the fi
     longer.push_back(7);
     fails_with(dir.write("longer", longer), "(bytes to spare)");
     fails_with(dir.write("zero_dim", idx_bytes({4, 0, 2}, {})), "dimension 1 is 0");
+    // Sizes whose product overflows 64 bits (it once wrapped to a small count).
+    fails_with(dir.write("huge", idx_bytes({4294967295u, 4294967295u, 4294967295u}, {})),
+               "dimensions 4294967295 x 4294967295 x ...: more than 2^40 values");
 
     // A gzip file cut short, and one whose compressed data is damaged.
     const Bytes packed = read_file(dir.write_gzip("good.gz", good));
@@ -150,4 +153,23 @@ TEST_CASE("read_image_set refuses wrong dimensions, mismatched counts and labels
                       Contains("2 labels for 3 images"));
     CHECK_THROWS_WITH(read_image_set(images, dir.write("ten", idx_bytes({3}, {1, 10, 3}))),
                       Contains("label 10 at index 1 is not a class in 0-9"));
+}
+
+TEST_CASE("fashion_mnist_files takes each file gzipped, or plain when only that is there",
+          "[idx]") {
+    TempDir dir;
+    const Bytes labels = idx_bytes({2}, {1, 2});
+    dir.write_gzip("train-labels-idx1-ubyte.gz", labels);
+    dir.write("t10k-labels-idx1-ubyte", labels);
+    dir.write("t10k-images-idx3-ubyte", idx_bytes({2, 1, 1}, {7, 8}));
+    dir.write_gzip("t10k-images-idx3-ubyte.gz", idx_bytes({2, 1, 1}, {7, 8}));
+    const FashionMnistFiles files = fashion_mnist_files(dir.path);
+    CHECK(files.train_labels == dir.path / "train-labels-idx1-ubyte.gz");
+    CHECK(files.test_labels == dir.path / "t10k-labels-idx1-ubyte");
+    CHECK(files.test_images == dir.path / "t10k-images-idx3-ubyte.gz");  // both: the gzip file
+    // Neither: the gzip name, which reading then reports as missing.
+    CHECK(files.train_images == dir.path / "train-images-idx3-ubyte.gz");
+    const ImageSet test = read_image_set(files.test_images, files.test_labels);
+    CHECK(test.count == 2);
+    CHECK(test.labels == std::vector<float>{1, 2});
 }

@@ -104,6 +104,12 @@ TEST_CASE("`triptych train` refuses a bad option value in one line naming the op
         CHECK(testing::one_line(run.stderr_text));
         CHECK_THAT(run.stderr_text, Contains(c.option) && Contains("'" + c.value + "'"));
     }
+    // A batch larger than the training set only took memory: 23 GB for a batch of 7,500,000.
+    const testing::CliRun large_batch = run_cli("train --limit 64 --batch 100");
+    CHECK(large_batch.status != 0);
+    CHECK(testing::one_line(large_batch.stderr_text));
+    CHECK_THAT(large_batch.stderr_text,
+               Contains("--batch 100 is more than the 64 training images (--limit 64)"));
     const testing::CliRun unknown = run_cli("train --frobnicate");
     CHECK(unknown.status != 0);
     CHECK_THAT(unknown.stderr_text, Contains("unknown option '--frobnicate'"));

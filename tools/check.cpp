@@ -59,8 +59,7 @@ void print_not_run(const std::string& op, const std::string& variant, const std:
 }
 
 // The backends an op is checked on: every variant and each of its versions of the op's kernels
-// (check::versions_to_check); with --backend, that one, which must have a version of the op when
-// it names one.
+// (check::versions_to_check); with --backend, that one, unless it names a version the op lacks.
 std::vector<std::string> backends_to_check(const check::OpDescription& op,
                                            const std::string& only) {
     if (only.empty()) {
@@ -70,24 +69,8 @@ std::vector<std::string> backends_to_check(const check::OpDescription& op,
                 names.push_back(std::move(name));
         return names;
     }
-    const Backend& b = backend(only);
-    if (b.pinned_version() == 0) return {only};
-    for (Op kernel : op.kernels)
-        for (const KernelVersion& v : kernel_versions(b.variant(), kernel))
-            if (v.number == b.pinned_version()) return {only};
+    if (check::runs_version_of(op, backend(only))) return {only};
     return {};
-}
-
-// InvalidArgument: `only` (a version) has no kernel of `op`; names the versions there are.
-[[noreturn]] void no_such_version(const check::OpDescription& op, const std::string& only) {
-    const Backend& b = backend(only);
-    std::string numbers;
-    for (Op kernel : op.kernels)
-        for (const KernelVersion& v : kernel_versions(b.variant(), kernel))
-            numbers += (numbers.empty() ? "" : ", ") + std::to_string(v.number);
-    throw InvalidArgument(b.variant() + " has no version " + std::to_string(b.pinned_version()) +
-                          " of " + op.name + "; its versions: " +
-                          (numbers.empty() ? "none" : numbers) + " (triptych versions lists them)");
 }
 
 }  // namespace
@@ -118,8 +101,7 @@ int check_main(const Args& args) {
     std::vector<const check::OpDescription*> ops;
     if (options.has("--op")) {
         ops.push_back(&check::op(options.get("--op")));
-        if (!only_backend.empty() && backends_to_check(*ops.front(), only_backend).empty())
-            no_such_version(*ops.front(), only_backend);
+        if (!only_backend.empty()) check::require_version_of(*ops.front(), backend(only_backend));
     } else {
         for (const check::OpDescription& op : check::ops()) ops.push_back(&op);
     }

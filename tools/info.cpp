@@ -5,6 +5,7 @@
 
 #include "common/registry.hpp"
 #include "tools/commands.hpp"
+#include "tools/memory.hpp"
 #include "tools/options.hpp"
 #include "triptych_config.hpp"
 
@@ -22,13 +23,21 @@ int info_main(const Args& args) {
     if (options.has("--help")) {
         std::puts(
             "usage: triptych info\n\nPrints the build flavor (cuda, sim or off), the "
-            "compiler, the CPU threads OpenMP uses,\nthe GPU (name, SMs, memory, compute "
+            "compiler, the CPU threads OpenMP uses,\nthe memory triptych may take, the GPU (name, "
+            "SMs, memory, compute "
             "capability) or 'simulator' / 'none', and the backends.");
         return 0;
     }
     std::printf("build:       TRIPTYCH_GPU=%s\n", TRIPTYCH_GPU_FLAVOR);
     std::printf("compiler:    %s\n", TRIPTYCH_CXX_COMPILER);
     std::printf("CPU threads: %d (OpenMP; set OMP_NUM_THREADS to change)\n", omp_get_max_threads());
+    if (const unsigned long long cap = memory_cap(); cap != 0)
+        std::printf(
+            "memory:      at most %.1f GiB, what the machine had available at the start: a "
+            "shape\n             that needs more fails as out of memory\n",
+            double(cap) / double(1ull << 30));
+    else
+        std::printf("memory:      not capped\n");
 #if TRIPTYCH_GPU_OFF
     std::printf("GPU:         none (CPU-only build)\n");
 #else

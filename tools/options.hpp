@@ -1,5 +1,6 @@
 // A small command-line option reader shared by the subcommands: `--name value` pairs and flags,
-// with an error naming the subcommand for anything unknown or missing its value.
+// with an error naming the subcommand for anything unknown or missing its value (an empty value,
+// as `--backend ""` gives, is missing too: it would otherwise read as the option's absence).
 #pragma once
 
 #include <map>
@@ -24,6 +25,8 @@ public:
                 if (i + 1 >= args.size())
                     throw InvalidArgument("option " + arg + " needs a value (see triptych " +
                                           command + " --help)");
+                if (args[i + 1].empty())
+                    throw InvalidArgument("option " + arg + " needs a value, got an empty one");
                 values_[arg] = args[++i];
             } else {
                 throw InvalidArgument("unknown option '" + arg + "' (see triptych " + command +

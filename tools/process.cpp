@@ -146,11 +146,27 @@ void TemporaryFile::keep_as(const fs::path& target) {
     path_.clear();
 }
 
-fs::path parent_of(const fs::path& file) {
-    const fs::path parent = fs::absolute(file).parent_path();
-    if (!fs::is_directory(parent))
-        throw InvalidArgument("directory " + parent.string() + " does not exist");
-    return parent;
+fs::path output_file(const std::string& option, const fs::path& file) {
+    const std::string named = option + " " + file.string();
+    fs::path target = fs::absolute(file);
+    for (int links = 0; fs::is_symlink(target); ++links) {
+        if (links == 40) throw InvalidArgument(named + ": too many symbolic links");
+        const fs::path next = fs::read_symlink(target);
+        target = next.is_absolute() ? next : target.parent_path() / next;
+    }
+    const std::string where =
+        target == fs::absolute(file) ? named : named + " (" + target.string() + ")";
+    const fs::file_status status = fs::status(target);
+    if (fs::is_directory(status)) throw InvalidArgument(where + " is a directory, not a file");
+    if (fs::exists(status) && !fs::is_regular_file(status))
+        throw InvalidArgument(where +
+                              " is not a regular file (a device? a FIFO?): the output is "
+                              "written to a temporary file and renamed over it, which would "
+                              "replace it");
+    if (!fs::is_directory(target.parent_path()))
+        throw InvalidArgument(where + ": directory " + target.parent_path().string() +
+                              " does not exist");
+    return target;
 }
 
 }  // namespace triptych::tools

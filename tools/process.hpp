@@ -5,6 +5,8 @@
 //                                        runs one of the project's Python scripts with the
 //                                        interpreter the build found (TRIPTYCH_PYTHON); its
 //                                        one-line error becomes a DataError
+//   output_file("--out", path)         the file an output option names, refused before any work
+//                                        when it cannot be written that way
 //   TemporaryFile file(directory, stem, ".csv"); write file.path(); file.keep_as(target);
 //                                        a file written under a temporary name and renamed over
 //                                        the target only once complete, so an interrupted run
@@ -49,7 +51,11 @@ private:
     std::filesystem::path path_;
 };
 
-// The directory `file` would be written in; InvalidArgument if it does not exist.
-std::filesystem::path parent_of(const std::filesystem::path& file);
+// The file that `option` (--out, --json, --save) names for a command's output, checked before any
+// work is done: the file itself, or the file a symbolic link leads to, so that keep_as replaces
+// that file and leaves the link. InvalidArgument naming the option if its directory does not
+// exist, or if it exists and is not a regular file: a directory, a device such as /dev/null, a
+// FIFO, which renaming over would destroy.
+std::filesystem::path output_file(const std::string& option, const std::filesystem::path& file);
 
 }  // namespace triptych::tools

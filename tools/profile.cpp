@@ -300,7 +300,7 @@ void print_lines(const KernelRow& row) {
 
 // `cases`: how many cases of the op's check ran (for GEMM, one call each), so that a reader can
 // put the counts per FMA.
-void write_json(const std::string& path, const std::vector<KernelRow>& rows,
+void write_json(const std::filesystem::path& target, const std::vector<KernelRow>& rows,
                 const sim::GpuLimits& gpu, std::size_t cases) {
     std::string text = "{\"cases\": " + std::to_string(cases) + ", \"kernels\": [";
     for (std::size_t k = 0; k < rows.size(); ++k) {
@@ -351,12 +351,11 @@ void write_json(const std::string& path, const std::vector<KernelRow>& rows,
     }
     text += "]}\n";
     // Written whole under a temporary name, then renamed: never left half-written.
-    const std::filesystem::path target(path);
-    TemporaryFile file(parent_of(target), target.filename().string(), ".json");
+    TemporaryFile file(target.parent_path(), target.filename().string(), ".json");
     FILE* out = std::fopen(file.path().c_str(), "w");
-    if (out == nullptr) throw DataError("cannot write " + path);
+    if (out == nullptr) throw DataError("cannot write " + target.string());
     const bool written = std::fputs(text.c_str(), out) >= 0;
-    if (std::fclose(out) != 0 || !written) throw DataError("cannot write " + path);
+    if (std::fclose(out) != 0 || !written) throw DataError("cannot write " + target.string());
     file.keep_as(target);
 }
 
@@ -389,6 +388,7 @@ Request read_request(const Options& options) {
             "profile counts the GPU kernels of our own panels: --backend must be gpu_naive or "
             "gpu_tiled (or a version of one), not " +
             r.name);
+    check::require_version_of(*r.op, *r.backend);
     r.shape = options.get("--shape", r.op->profile_shape);
     r.seed = options.has("--seed") ? parse_seed("--seed", options.get("--seed")) : fresh_seed();
     return r;
@@ -473,6 +473,9 @@ int profile_main(const Args& args) {
 #else
     const Request r = read_request(options);
     const sim::GpuLimits& gpu = sim::gpu_limits(options.get("--gpu", "h200"));
+    const std::filesystem::path json =  // refused before the run when it cannot be written
+        options.has("--json") ? output_file("--json", options.get("--json"))
+                              : std::filesystem::path();
     sim::RecordMode mode = sim::record_mode();
     mode.profile = true;
     sim::ensure_recorder(mode);  // in a plain program: runs its instrumented copy instead
@@ -488,7 +491,7 @@ int profile_main(const Args& args) {
         print_kernel(row, gpu);
         if (options.has("--lines")) print_lines(row);
     }
-    if (options.has("--json")) write_json(options.get("--json"), rows, gpu, cases);
+    if (!json.empty()) write_json(json, rows, gpu, cases);
     return passed ? 0 : 1;
 #endif
 }

@@ -248,10 +248,10 @@ int bench_main(const Args& args) {
         return 0;
     }
     const fs::path out = options.get("--out");
-    if (fs::is_directory(out)) throw InvalidArgument("--out " + out.string() + " is a directory");
-    TemporaryFile json(parent_of(out), out.filename().string(), ".json");
+    const fs::path target = output_file("--out", out);
+    TemporaryFile json(target.parent_path(), target.filename().string(), ".json");
     run_benchmarks(bench_run(options), &json.path());
-    json.keep_as(out);
+    json.keep_as(target);
     std::printf("results written to %s\n", out.c_str());
     return 0;
 }

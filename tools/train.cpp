@@ -142,14 +142,6 @@ float learning_rate(const Options& options, OptimizerKind kind) {
     return float(value);
 }
 
-// The directory `file` goes in, which must exist.
-void check_directory_of(const std::string& option, const fs::path& file) {
-    const fs::path parent = fs::absolute(file).parent_path();
-    if (!fs::is_directory(parent))
-        throw InvalidArgument(option + " " + file.string() + ": directory " + parent.string() +
-                              " does not exist");
-}
-
 // Option `name` as on (true) or off (false, also when it was not given).
 bool on_off_option(const Options& options, const std::string& name) {
     const std::string value = options.get(name, "off");
@@ -187,8 +179,8 @@ Settings read_settings(const Options& options) {
     s.out = options.get("--out", "training");
     if (fs::exists(s.out) && !fs::is_directory(s.out))
         throw InvalidArgument("--out " + s.out.string() + " exists and is not a directory");
-    s.save = options.get("--save");
-    if (!s.save.empty()) check_directory_of("--save", s.save);
+    // The file the checkpoint replaces (where a link to it leads), refused now if it cannot be.
+    if (options.has("--save")) s.save = output_file("--save", options.get("--save"));
     s.load = options.get("--load");
     s.profile = options.has("--profile");
     s.overlap = on_off_option(options, "--overlap");
@@ -403,7 +395,17 @@ int train_main(const Args& args) {
     Settings s = read_settings(options);
     const Backend& b = backend_option(s.backend);
     const Data data = read_data(s);
+    // Every tensor of a step is the batch's size: a batch past the training set would only take
+    // memory (a batch of 7,500,000 took 23 GB to train 64 images).
+    if (s.batch > data.train.count)
+        throw InvalidArgument("--batch " + std::to_string(s.batch) + " is more than the " +
+                              std::to_string(data.train.count) + " training images" +
+                              (s.limit > 0 ? " (--limit " + std::to_string(s.limit) + ")" : ""));
     if (!fs::exists(s.out)) fs::create_directories(s.out);
+    const std::string name = s.model + "_" + s.backend;
+    const fs::path csv = s.out / (name + ".csv"), png = s.out / (name + ".png");
+    // The files they replace, refused before training if they cannot be (a directory there).
+    const fs::path csv_file = output_file("--out", csv), png_file = output_file("--out", png);
 
     std::unique_ptr<nn::Sequential> model = nn::make_model(s.model, b, s.seed);
     nn::Optimizer optimizer(b, model->parameters(), s.optimizer);
@@ -442,8 +444,6 @@ int train_main(const Args& args) {
             "epoch takes hours there (try --limit 512)\n",
             b.name().c_str());
 
-    const std::string name = s.model + "_" + s.backend;
-    const fs::path csv = s.out / (name + ".csv"), png = s.out / (name + ".png");
     const std::int64_t steps = steps_per_epoch(data.train, s.batch);
     nn::PhaseTimes phases;
     std::int64_t steps_timed = 0;
@@ -473,7 +473,7 @@ int train_main(const Args& args) {
         state.epochs_done = epoch;
         add(phases, result.phases);
         steps_timed += std::int64_t(result.losses.size());
-        write_curve(csv, state.loss_curve, steps);
+        write_curve(csv_file, state.loss_curve, steps);
         if (!s.save.empty()) nn::save_checkpoint(s.save, state, *model, optimizer);
     }
     if (s.profile) {
@@ -494,7 +494,7 @@ int train_main(const Args& args) {
     // The chart last: the training, its CSV and its checkpoint are complete whether or not a
     // python with matplotlib is there to draw it, so a missing one is a warning, not a failure.
     try {
-        draw_curve(csv, png,
+        draw_curve(csv_file, png_file,
                    s.model + " on " + s.backend + ", batch " + std::to_string(s.batch) + ", " +
                        s.optimizer.str());
         std::printf("\nloss curve: %s and %s\n", csv.c_str(), png.c_str());

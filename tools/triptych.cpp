@@ -9,9 +9,16 @@
 // Any error is printed as one line on stderr and the exit status is non-zero.
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 
 #include "tools/commands.hpp"
+#include "tools/memory.hpp"
+#include "triptych_config.hpp"
+
+#if TRIPTYCH_GPU_SIM
+#include "gpu/runtime/sim/sim.hpp"
+#endif
 
 namespace {
 
@@ -41,7 +48,11 @@ int main(int argc, char** argv) {
     }
     const std::string command = argv[1];
     const Args args(argv + 2, argv + argc);
+    cap_memory_at_available();
     try {
+#if TRIPTYCH_GPU_SIM
+        triptych::sim::check_environment();
+#endif
         if (command == "info") return info_main(args);
         if (command == "versions") return versions_main(args);
         if (command == "check") return check_main(args);
@@ -52,6 +63,12 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "triptych: unknown command '%s' (try triptych --help)\n",
                      command.c_str());
         return 2;
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr,
+                     "triptych %s: out of memory: the sizes asked for need more memory than this "
+                     "machine has available\n",
+                     command.c_str());
+        return 1;
     } catch (const std::exception& error) {
         std::fprintf(stderr, "triptych %s: %s\n", command.c_str(), error.what());
         return 1;

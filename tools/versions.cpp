@@ -29,7 +29,7 @@ void print_help() {
         "  --op NAME         only this op (gemm, relu_forward, conv2d_forward, ...), or the\n"
         "                    kernels an op of triptych check runs (conv2d: its forward and\n"
         "                    both backward kernels)\n"
-        "  --backend NAME    only this variant");
+        "  --backend NAME    only this variant, or one version of it (gpu_tiled@9)");
 }
 
 }  // namespace
@@ -57,12 +57,18 @@ int versions_main(const Args& args) {
     std::vector<Op> ops(all_ops().begin(), all_ops().end());
     if (options.has("--op")) ops = ops_named(options.get("--op"));
     std::vector<std::string> variants = built_backend_names();
+    int only_version = 0;  // with --backend gpu_tiled@5: only version 5's rows
     if (options.has("--backend")) {
         const std::string wanted = options.get("--backend");
         bool known = false;
         for (const std::string& v : variants) known = known || v == wanted;
-        if (!known) backend(wanted);  // throws, naming the available backends
-        variants = {wanted};
+        if (known) {
+            variants = {wanted};
+        } else {
+            const Backend& b = backend(wanted);  // throws, naming the available backends
+            variants = {b.variant()};
+            only_version = b.pinned_version();
+        }
     }
 
     std::printf("%-24s %-14s %-9s %-20s %-34s %s\n", "op", "variant", "version", "name", "file",
@@ -71,6 +77,7 @@ int versions_main(const Args& args) {
     for (Op op : ops) {
         for (const std::string& variant : variants) {
             for (const KernelVersion& v : kernel_versions(variant, op)) {
+                if (only_version != 0 && v.number != only_version) continue;
                 const std::string number =
                     std::to_string(v.number) + (v.is_default ? " *" : "") +
                     (v.additions == AdditionOrder::arrival ? " ~" : "") +
@@ -82,7 +89,12 @@ int versions_main(const Args& args) {
             }
         }
     }
-    if (rows == 0) std::puts("(no kernels: this op has none in the variants of this build)");
+    if (rows == 0 && only_version != 0)
+        std::printf("(no version %d of %s in %s)\n", only_version,
+                    options.has("--op") ? options.get("--op").c_str() : "any op",
+                    variants.front().c_str());
+    else if (rows == 0)
+        std::puts("(no kernels: this op has none in the variants of this build)");
     std::puts(
         "\n* the variant's default, its best: what --backend <variant> runs. --backend "
         "<variant>@<N>\n  runs version N of the ops that have one (the others at their default).\n"

@@ -734,13 +734,46 @@ void set_thread_order(ThreadOrder order) {
     order_setting() = order;
 }
 
+namespace {
+
+// TRIPTYCH_SIM_STACK_KB in bytes: 64 KiB when unset; InvalidArgument unless it is a whole number
+// of KiB from 8 to 65536.
+std::size_t stack_bytes_from_environment() {
+    const char* text = std::getenv("TRIPTYCH_SIM_STACK_KB");
+    if (text == nullptr || *text == '\0') return 64 * 1024;
+    const std::string value = text;
+    const bool digits = value.size() <= 5 && std::all_of(value.begin(), value.end(), [](char c) {
+                            return c >= '0' && c <= '9';
+                        });
+    const long kib = digits ? std::stol(value) : 0;
+    if (kib < 8 || kib > 65536)
+        throw InvalidArgument("TRIPTYCH_SIM_STACK_KB=" + value +
+                              ": each CUDA thread's stack takes a whole number of KiB from 8 to "
+                              "65536");
+    return std::size_t(kib) * 1024;
+}
+
+}  // namespace
+
 std::size_t stack_bytes() {
-    static const std::size_t bytes = [] {
-        const char* text = std::getenv("TRIPTYCH_SIM_STACK_KB");
-        const long kib = text != nullptr ? std::atol(text) : 0;
-        return std::size_t(kib > 0 ? kib : 64) * 1024;
-    }();
+    static const std::size_t bytes = stack_bytes_from_environment();
     return bytes;
+}
+
+void check_environment() {
+    if (const char* order = std::getenv("TRIPTYCH_SIM_ORDER"); order != nullptr && *order != '\0')
+        try {
+            parse_thread_order(order);
+        } catch (const InvalidArgument& e) {
+            throw InvalidArgument("TRIPTYCH_SIM_ORDER=" + std::string(order) + ": " + e.what());
+        }
+    stack_bytes_from_environment();
+    for (const char* name : {"TRIPTYCH_SIM_PROFILE", "TRIPTYCH_SIM_RACECHECK"}) {
+        const char* value = std::getenv(name);
+        if (value != nullptr && std::string(value) != "" && std::string(value) != "0" &&
+            std::string(value) != "1")
+            throw InvalidArgument(std::string(name) + "=" + value + ": takes 1 (on) or 0 (off)");
+    }
 }
 
 void set_max_dynamic_shared_bytes(std::size_t bytes) {

@@ -180,6 +180,12 @@ ThreadOrder parse_thread_order(const std::string& text);
 // Fiber stack size per CUDA thread (default 64 KiB, TRIPTYCH_SIM_STACK_KB), with a guard page.
 std::size_t stack_bytes();
 
+// InvalidArgument naming the variable when TRIPTYCH_SIM_ORDER, TRIPTYCH_SIM_STACK_KB,
+// TRIPTYCH_SIM_PROFILE or TRIPTYCH_SIM_RACECHECK holds a value the simulator does not take: a
+// command checks them before it starts, where a bad one would fail the first launch instead (as
+// if the op's input were at fault) or, for the last two, be ignored.
+void check_environment();
+
 // The dynamic shared memory limit a launch may use; raised like cudaFuncSetAttribute's
 // cudaFuncAttributeMaxDynamicSharedMemorySize (up to 227 KiB, an H100/H200's limit).
 void set_max_dynamic_shared_bytes(std::size_t bytes);

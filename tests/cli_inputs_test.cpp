@@ -1,0 +1,154 @@
+// What the command line refuses before it does any work: empty option values, versions an op does
+// not have, output files it could not write as promised, and simulator settings it does not take.
+// Each refusal is one line on stderr, naming the option or variable and the value, and a non-zero
+// exit; nothing it was asked to write is touched.
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "tests/cli.hpp"
+#include "triptych_config.hpp"
+
+using namespace triptych;
+using Catch::Matchers::Contains;
+using testing::one_line;
+using testing::run_cli;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Sets an environment variable for the scope of one test (the commands run inherit it), then
+// restores it: the test program itself runs under a TRIPTYCH_SIM_ORDER of its own.
+class ScopedVariable {
+public:
+    ScopedVariable(const char* name, const char* value) : name_(name) {
+        if (const char* old = std::getenv(name)) old_ = old;
+        setenv(name, value, 1);
+    }
+    ~ScopedVariable() {
+        if (old_) {
+            setenv(name_, old_->c_str(), 1);
+        } else {
+            unsetenv(name_);
+        }
+    }
+    ScopedVariable(const ScopedVariable&) = delete;
+    ScopedVariable& operator=(const ScopedVariable&) = delete;
+
+private:
+    const char* name_;
+    std::optional<std::string> old_;
+};
+
+std::string read_text(const fs::path& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Runs `arguments` and checks it failed in one line containing `why`.
+void refuses(const std::string& arguments, const std::string& why) {
+    INFO("triptych " << arguments);
+    const testing::CliRun run = run_cli(arguments);
+    CHECK(run.status != 0);
+    CHECK(one_line(run.stderr_text));
+    CHECK_THAT(run.stderr_text, Contains(why));
+}
+
+}  // namespace
+
+TEST_CASE("an option given an empty value is refused, not read as absent", "[cli]") {
+    // `check --backend ""` once checked every variant, `train --save ""` saved nothing.
+    const std::pair<const char*, const char*> cases[] = {
+        {"check --op relu_forward --backend ''", "--backend"},
+        {"train --save ''", "--save"},
+        {"train --load ''", "--load"},
+        {"profile --op relu_forward --json ''", "--json"},
+        {"bench --out ''", "--out"},
+        {"report --out ''", "--out"},
+    };
+    for (const auto& [arguments, option] : cases)
+        refuses(arguments, std::string("option ") + option + " needs a value, got an empty one");
+}
+
+TEST_CASE("an output file is checked before the work, and a link to one is followed", "[cli]") {
+    const testing::ScratchDirectory dir("cli-outputs");
+    const std::string bench = "bench --quick --filter '^relu_forward/cpu_naive/' --out ";
+
+    // A directory, or a FIFO, where the output would go: renaming over them would replace them.
+    refuses(bench + dir.path.string(), dir.path.string() + " is a directory, not a file");
+    const fs::path fifo = dir.path / "fifo.json";
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    refuses(bench + fifo.string(), "is not a regular file");
+    CHECK(fs::is_fifo(fs::symlink_status(fifo)));
+    refuses(bench + (dir.path / "absent/out.json").string(), "absent does not exist");
+
+    // A link: the file it leads to gets the output, and the link stays a link.
+    const fs::path target = dir.path / "target.json", via = dir.path / "link.json";
+    std::ofstream(target) << "old";
+    fs::create_symlink(target.filename(), via);
+    REQUIRE(run_cli(bench + via.string()).status == 0);
+    CHECK(fs::is_symlink(fs::symlink_status(via)));
+    CHECK_THAT(read_text(target), Contains("relu_forward/cpu_naive/"));
+
+    // train's checkpoint, before an epoch is spent.
+    refuses("train --save " + dir.path.string(), "--save " + dir.path.string() + " is a directory");
+}
+
+#if TRIPTYCH_GPU_SIM
+
+TEST_CASE("profile and versions take a variant's version only where the op has it", "[cli]") {
+    // profile once counted gemm's default kernel under the name gpu_tiled@2.
+    refuses("profile --op gemm --backend gpu_tiled@2",
+            "gpu_tiled has no version 2 of gemm; its versions: 3, 4");
+    refuses("profile --op gemm --backend gpu_tiled --version 2", "gpu_tiled has no version 2");
+
+    // versions lists that version alone; it once said the op had no kernels.
+    const std::string nine = testing::cli_output("versions --op gemm --backend gpu_tiled@9");
+    CHECK_THAT(nine, Contains("tensor_cores_tf32") && !Contains("double_buffer") &&
+                         !Contains("no kernels"));
+    CHECK_THAT(testing::cli_output("versions --op relu_forward --backend gpu_tiled@9"),
+               Contains("no version 9 of relu_forward in gpu_tiled"));
+}
+
+TEST_CASE("a simulator setting it does not take is named before anything runs", "[cli][sim]") {
+    const std::string check = "check --op relu_forward --backend gpu_tiled --shape 64";
+    {
+        // It was reported as a fault of --shape.
+        const ScopedVariable order("TRIPTYCH_SIM_ORDER", "bogus");
+        refuses(check, "TRIPTYCH_SIM_ORDER=bogus: simulator thread order 'bogus' is not one of");
+    }
+    for (const char* stack : {"9999999999", "64k", "4"}) {
+        // It asked for 10 TB of stacks, and blamed the shape.
+        const ScopedVariable variable("TRIPTYCH_SIM_STACK_KB", stack);
+        refuses(check,
+                std::string("TRIPTYCH_SIM_STACK_KB=") + stack + ": each CUDA thread's stack");
+    }
+    for (const char* name : {"TRIPTYCH_SIM_PROFILE", "TRIPTYCH_SIM_RACECHECK"}) {
+        // Anything but 1 left recording off without a word.
+        const ScopedVariable variable(name, "2");
+        refuses(check, std::string(name) + "=2: takes 1 (on) or 0 (off)");
+    }
+    const ScopedVariable off("TRIPTYCH_SIM_RACECHECK", "0");
+    CHECK(run_cli(check).status == 0);
+}
+
+#endif
+
+#if !defined(__SANITIZE_ADDRESS__) && !TRIPTYCH_GPU_CUDA
+
+TEST_CASE("triptych caps its memory at what the machine has available", "[cli]") {
+    // Past the cap an allocation fails as std::bad_alloc, reported as out of memory, where Linux
+    // would otherwise kill the process without a word once it touched too much.
+    const std::string info = testing::cli_output("info");
+    CHECK_THAT(info, Contains("memory:      at most "));
+    CHECK_THAT(info, !Contains("not capped"));
+}
+
+#endif
