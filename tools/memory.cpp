@@ -10,7 +10,15 @@
 
 #include "triptych_config.hpp"
 
+// Not in a sanitizer build nor a CUDA build (memory.hpp says why).
+#if defined(__SANITIZE_ADDRESS__) || TRIPTYCH_GPU_CUDA
+#define TRIPTYCH_CAP_MEMORY 0
+#else
+#define TRIPTYCH_CAP_MEMORY 1
+#endif
+
 namespace triptych::tools {
+#if TRIPTYCH_CAP_MEMORY
 namespace {
 
 // The value in kB of the line "<key>:   <value> kB" of a /proc file, or -1.
@@ -28,9 +36,10 @@ std::int64_t proc_kilobytes(const char* file, const std::string& key) {
 }
 
 }  // namespace
+#endif
 
 void cap_memory_at_available() {
-#if !defined(__SANITIZE_ADDRESS__) && !TRIPTYCH_GPU_CUDA
+#if TRIPTYCH_CAP_MEMORY
     const std::int64_t available = proc_kilobytes("/proc/meminfo", "MemAvailable");
     const std::int64_t held = proc_kilobytes("/proc/self/status", "VmData");
     if (available < 0 || held < 0) return;
