@@ -326,7 +326,8 @@ void Backend::conv2d_forward(const Conv2dShape& s, ConvAlgorithm algorithm, cons
     require(w, s.w_shape(), op, "w");
     require(b, s.b_shape(), op, "b");
     require(y, s.y_shape(), op, "y");
-    kernel(ops::conv2d_forward)(s, algorithm, x.data(), w.data(), b.data(), y.data());
+    kernel(ops::conv2d_forward)(s.with_unused_strides_small(), algorithm, x.data(), w.data(),
+                                b.data(), y.data());
 }
 
 void Backend::conv2d_backward_data(const Conv2dShape& s, ConvAlgorithm algorithm, const Tensor& dy,
@@ -336,7 +337,8 @@ void Backend::conv2d_backward_data(const Conv2dShape& s, ConvAlgorithm algorithm
     require(dy, s.y_shape(), op, "dy");
     require(w, s.w_shape(), op, "w");
     require(dx, s.x_shape(), op, "dx");
-    kernel(ops::conv2d_backward_data)(s, algorithm, dy.data(), w.data(), dx.data());
+    kernel(ops::conv2d_backward_data)(s.with_unused_strides_small(), algorithm, dy.data(), w.data(),
+                                      dx.data());
 }
 
 void Backend::conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm algorithm,
@@ -348,7 +350,8 @@ void Backend::conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm algori
     require(dy, s.y_shape(), op, "dy");
     require(dw, s.w_shape(), op, "dw");
     require(db, s.b_shape(), op, "db");
-    kernel(ops::conv2d_backward_weights)(s, algorithm, x.data(), dy.data(), dw.data(), db.data());
+    kernel(ops::conv2d_backward_weights)(s.with_unused_strides_small(), algorithm, x.data(),
+                                         dy.data(), dw.data(), db.data());
 }
 
 void Backend::max_pool2d_forward(const Pool2dShape& s, const Tensor& x, Tensor& y,
@@ -358,7 +361,8 @@ void Backend::max_pool2d_forward(const Pool2dShape& s, const Tensor& x, Tensor& 
     require(x, s.x_shape(), op, "x");
     require(y, s.y_shape(), op, "y");
     require(argmax, s.y_shape(), op, "argmax");
-    kernel(ops::max_pool2d_forward)(s, x.data(), y.data(), argmax.data());
+    kernel(ops::max_pool2d_forward)(s.with_unused_strides_small(), x.data(), y.data(),
+                                    argmax.data());
 }
 
 void Backend::max_pool2d_backward(const Pool2dShape& s, const Tensor& dy, const Tensor& argmax,
@@ -368,7 +372,8 @@ void Backend::max_pool2d_backward(const Pool2dShape& s, const Tensor& dy, const 
     require(dy, s.y_shape(), op, "dy");
     require(argmax, s.y_shape(), op, "argmax");
     require(dx, s.x_shape(), op, "dx");
-    kernel(ops::max_pool2d_backward)(s, dy.data(), argmax.data(), dx.data());
+    kernel(ops::max_pool2d_backward)(s.with_unused_strides_small(), dy.data(), argmax.data(),
+                                     dx.data());
 }
 
 void Backend::avg_pool2d_forward(const Pool2dShape& s, const Tensor& x, Tensor& y) const {
@@ -376,7 +381,7 @@ void Backend::avg_pool2d_forward(const Pool2dShape& s, const Tensor& x, Tensor& 
     s.validate(op);
     require(x, s.x_shape(), op, "x");
     require(y, s.y_shape(), op, "y");
-    kernel(ops::avg_pool2d_forward)(s, x.data(), y.data());
+    kernel(ops::avg_pool2d_forward)(s.with_unused_strides_small(), x.data(), y.data());
 }
 
 void Backend::avg_pool2d_backward(const Pool2dShape& s, const Tensor& dy, Tensor& dx) const {
@@ -384,7 +389,7 @@ void Backend::avg_pool2d_backward(const Pool2dShape& s, const Tensor& dy, Tensor
     s.validate(op);
     require(dy, s.y_shape(), op, "dy");
     require(dx, s.x_shape(), op, "dx");
-    kernel(ops::avg_pool2d_backward)(s, dy.data(), dx.data());
+    kernel(ops::avg_pool2d_backward)(s.with_unused_strides_small(), dy.data(), dx.data());
 }
 
 }  // namespace triptych

@@ -1,6 +1,7 @@
 #include "common/ops.hpp"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "common/errors.hpp"
@@ -96,17 +97,24 @@ std::string pair(std::int64_t a, std::int64_t b) {
     return std::to_string(a) + "," + std::to_string(b);
 }
 
-// InvalidArgument when an input's extent plus twice its padding does not fit in 64 bits; P() and
-// Q() and every index into the padded input are then free of overflow.
+// InvalidArgument unless the padded input, H + 2 pad_h by W + 2 pad_w, has fewer than 2^31 rows
+// and columns: the GPU kernels index a plane's rows and columns in 32 bits. Computed without
+// overflow for any padding; P(), Q() and every index into the padded input then fit in 32 bits.
 void check_padded_extent(const std::string& op, std::int64_t H, std::int64_t W, std::int64_t pad_h,
                          std::int64_t pad_w) {
-    std::int64_t padded_h, padded_w;
-    if (__builtin_mul_overflow(pad_h, 2, &padded_h) ||
-        __builtin_add_overflow(padded_h, H, &padded_h) ||
-        __builtin_mul_overflow(pad_w, 2, &padded_w) ||
-        __builtin_add_overflow(padded_w, W, &padded_w))
-        throw InvalidArgument(op + ": padding " + pair(pad_h, pad_w) +
-                              " makes the padded input larger than 2^63 - 1");
+    const auto padded = [](std::int64_t extent, std::int64_t pad) {
+        std::int64_t twice = 0, sum = 0;
+        const bool overflow =
+            __builtin_mul_overflow(pad, 2, &twice) || __builtin_add_overflow(extent, twice, &sum);
+        return overflow ? std::numeric_limits<std::int64_t>::max() : sum;
+    };
+    constexpr std::int64_t limit = std::numeric_limits<std::int32_t>::max();
+    if (padded(H, pad_h) > limit || padded(W, pad_w) > limit)
+        throw InvalidArgument(op + ": the padded input (H " + std::to_string(H) + " + 2 x " +
+                              std::to_string(pad_h) + ", W " + std::to_string(W) + " + 2 x " +
+                              std::to_string(pad_w) +
+                              ") has more than 2^31 - 1 rows or columns, which the GPU kernels "
+                              "index in 32 bits");
 }
 }  // namespace
 
@@ -126,6 +134,15 @@ void Conv2dShape::validate() const {
         throw InvalidArgument(op + ": filter " + std::to_string(R) + "x" + std::to_string(S) +
                               " is larger than the padded input " + std::to_string(H + 2 * pad_h) +
                               "x" + std::to_string(W + 2 * pad_w));
+}
+
+// The smallest stride that leaves one window along an axis: the padded extent less the window,
+// plus 1 (so that P = (padded - window) / stride + 1 stays 1).
+Conv2dShape Conv2dShape::with_unused_strides_small() const {
+    Conv2dShape same = *this;
+    if (P() == 1) same.stride_h = H + 2 * pad_h - R + 1;
+    if (Q() == 1) same.stride_w = W + 2 * pad_w - S + 1;
+    return same;
 }
 
 std::string Conv2dShape::str() const {
@@ -158,6 +175,13 @@ void Pool2dShape::validate(const std::string& op_name) const {
     if (__builtin_mul_overflow(H, W, &plane) || plane > (std::int64_t(1) << 24))
         throw InvalidArgument(op + ": a plane of " + std::to_string(H) + " x " + std::to_string(W) +
                               " elements is more than 2^24 (argmax indices are floats)");
+}
+
+Pool2dShape Pool2dShape::with_unused_strides_small() const {
+    Pool2dShape same = *this;
+    if (P() == 1) same.stride_h = H + 2 * pad_h - window_h + 1;
+    if (Q() == 1) same.stride_w = W + 2 * pad_w - window_w + 1;
+    return same;
 }
 
 std::string Pool2dShape::str() const {

@@ -98,9 +98,14 @@ struct Conv2dShape {
     std::int64_t stride_h = 1, stride_w = 1;
     std::int64_t pad_h = 0, pad_w = 0;
 
-    // InvalidArgument naming the values: sizes < 1, stride < 1, padding < 0, or a filter larger
-    // than the padded input.
+    // InvalidArgument naming the values: sizes < 1, stride < 1, padding < 0, a padded input of
+    // 2^31 rows or columns or more, or a filter larger than the padded input.
     void validate() const;
+    // The same convolution with the stride of each axis that has one output (P or Q of 1) made
+    // the smallest that keeps it one: a single window never moves, so every pass computes the
+    // same numbers, and the kernels' 32-bit arithmetic never meets a stride of billions. What
+    // Backend hands the variants.
+    Conv2dShape with_unused_strides_small() const;
     std::int64_t P() const { return (H + 2 * pad_h - R) / stride_h + 1; }
     std::int64_t Q() const { return (W + 2 * pad_w - S) / stride_w + 1; }
     Shape x_shape() const { return Shape{N, C, H, W}; }
@@ -128,10 +133,12 @@ struct Pool2dShape {
     std::int64_t pad_h = 0, pad_w = 0;
 
     // InvalidArgument naming the values: sizes, windows or strides < 1, padding < 0 or more than
-    // half the window (as PyTorch: every window then covers at least one input element), a window
-    // larger than the padded input, or a plane of more than 2^24 elements (max pooling keeps its
-    // argmax indices as floats, exact up to 2^24).
+    // half the window (as PyTorch: every window then covers at least one input element), a padded
+    // input of 2^31 rows or columns or more, a window larger than the padded input, or a plane of
+    // more than 2^24 elements (max pooling keeps its argmax indices as floats, exact up to 2^24).
     void validate(const std::string& op = "pool2d") const;
+    // As Conv2dShape's: each stride that moves no window made the smallest that keeps one.
+    Pool2dShape with_unused_strides_small() const;
     std::int64_t P() const { return (H + 2 * pad_h - window_h) / stride_h + 1; }
     std::int64_t Q() const { return (W + 2 * pad_w - window_w) / stride_w + 1; }
     Shape x_shape() const { return Shape{N, C, H, W}; }

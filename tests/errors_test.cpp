@@ -314,6 +314,26 @@ TEST_CASE(
     }
 }
 
+TEST_CASE(
+    "a stride that moves no window may be any size: every variant and version computes the "
+    "one window, in every pass",
+    "[cli][conv][pool]") {
+    // Strides of billions once overflowed the GPU kernels' 32-bit arithmetic: a segfault in
+    // gpu_tiled's direct convolution (its tile's row width), wrong values and a division by zero
+    // in its pooling and in its implicit GEMM. With P = Q = 1 the stride never moves the window.
+    for (const char* arguments : {
+             "check --op conv2d --shape 1,1,4,4,1,1,1,143165577,143165577,0,0",
+             "check --op conv2d --shape 2,3,4,5,2,3,3,8589934593,1,0,1",
+             "check --op max_pool2d --shape 1,1,4,4,2,2,2147483648,2147483648,0,0",
+             "check --op avg_pool2d --shape 2,2,4,4,3,3,4294967296,4294967296,1,1",
+         }) {
+        INFO(arguments);
+        const Run run = run_cli(std::string(arguments) + " --seed 1");
+        CHECK(run.status == 0);
+        CHECK(run.stderr_text.empty());
+    }
+}
+
 TEST_CASE("conv2d names both channel counts when the input and the filters disagree",
           "[errors][conv]") {
     const Conv2dShape s{1, 2, 5, 5, 3, 3, 3};
@@ -417,12 +437,14 @@ TEST_CASE(
         {"check --op avg_pool2d --shape 1,1,6,6,3", "N,C,H,W,WINDOW,STRIDE[,PAD]"},
         // Paddings and planes whose arithmetic would overflow 64 bits (they crashed once).
         {"check --op conv2d --shape 1,1,100,100,1,3,3,1,9223372036854775807",
-         "padding 9223372036854775807,9223372036854775807 makes the padded input larger than "
-         "2^63 - 1"},
+         "(H 100 + 2 x 9223372036854775807, W 100 + 2 x 9223372036854775807) has more than "
+         "2^31 - 1 rows or columns"},
+        {"check --op avg_pool2d --shape 1,1,1,2147483647,2,2,1",
+         "(H 1 + 2 x 1, W 2147483647 + 2 x 1) has more than 2^31 - 1 rows or columns"},
         {"check --op max_pool2d --shape 1,1,100,100,2,2,9223372036854775807",
          "more than half the window"},
-        {"check --op avg_pool2d --shape 1,1,4294967296,4294967296,2,2",
-         "a plane of 4294967296 x 4294967296 elements is more than 2^24"},
+        {"check --op avg_pool2d --shape 1,1,2147483646,2147483646,2,2",
+         "a plane of 2147483646 x 2147483646 elements is more than 2^24"},
     };
     for (const auto& [arguments, why] : invalid) {
         INFO(arguments);

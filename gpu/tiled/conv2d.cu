@@ -146,10 +146,14 @@ struct ForwardTile {
     int pitch;
 };
 ForwardTile forward_tile(const Conv2dShape& s) {
+    const auto fits = [&](int side) {
+        // A row wider than shared memory first: the pitch is an int, and the size's product
+        // must not overflow.
+        return forward_tile_cols(s, side) <= std::int64_t(max_shared_bytes / sizeof(float)) &&
+               forward_shared_bytes(s, side, int(forward_tile_cols(s, side))) <= max_shared_bytes;
+    };
     int side = max_tile_side;
-    while (side > 1 &&
-           forward_shared_bytes(s, side, int(forward_tile_cols(s, side))) > max_shared_bytes)
-        side /= 2;
+    while (side > 1 && !fits(side)) side /= 2;
     return {side, forward_tile_pitch(s, side)};
 }
 
@@ -357,15 +361,17 @@ __global__ void sum_weight_splits_kernel(std::int64_t weights, std::int64_t spli
     dw[weight] = total;
 }
 
-// Block (256) per filter: db[k] = sum_{n, p, q} dy[n, k, p, q].
+// Block (256) per filter: db[k] = sum_{n, p, q} dy[n, k, p, q]. Filters beyond the grid's
+// gpu::max_grid_rows blocks are covered by the loop over k.
 __global__ void conv2d_backward_bias_kernel(std::int64_t N, std::int64_t K, std::int64_t PQ,
                                             const float* dy, float* db) {
-    const std::int64_t k = blockIdx.x;
-    float partial = 0.0f;
-    for (std::int64_t i = threadIdx.x; i < N * PQ; i += blockDim.x)
-        partial += dy[(i / PQ * K + k) * PQ + i % PQ];
-    const float total = block_sum(partial);
-    if (threadIdx.x == 0) db[k] = total;
+    for (std::int64_t k = blockIdx.x; k < K; k += gridDim.x) {
+        float partial = 0.0f;
+        for (std::int64_t i = threadIdx.x; i < N * PQ; i += blockDim.x)
+            partial += dy[(i / PQ * K + k) * PQ + i % PQ];
+        const float total = block_sum(partial);
+        if (threadIdx.x == 0) db[k] = total;
+    }
 }
 
 // ---- host launchers --------------------------------------------------------------------------
@@ -436,8 +442,8 @@ void conv2d_backward_data(const Conv2dShape& s, ConvAlgorithm algorithm, const f
 void conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm algorithm, const float* x,
                              const float* dy, float* dw, float* db) {
     if (algorithm == ConvAlgorithm::fft) return conv2d_backward_weights_fft(s, x, dy, dw, db);
-    gpu::launch(conv2d_backward_bias_kernel, dim3(unsigned(s.K)), dim3(bias_threads), 0, s.N, s.K,
-                s.P() * s.Q(), dy, db);
+    gpu::launch(conv2d_backward_bias_kernel, dim3(unsigned(std::min(s.K, gpu::max_grid_rows))),
+                dim3(bias_threads), 0, s.N, s.K, s.P() * s.Q(), dy, db);
     if (algorithm == ConvAlgorithm::im2col) return conv2d_backward_weights_im2col(s, x, dy, dw);
     if (algorithm == ConvAlgorithm::implicit_gemm)
         return conv2d_backward_weights_implicit_gemm(s, x, dy, dw);

@@ -433,8 +433,10 @@ void implicit_gemm(const GemmSize& size, int splits, const A& a, const B& b, con
 
 // The GEMM's indices are 32-bit (cheaper arithmetic, and Divisor's range): a pass takes as many
 // images at a time as keep its extents under index_limit, at least one. Each image's own
-// extents (C*R*S, H*W, P*Q times one image) must fit too: a single image of 2^31 values.
-constexpr std::int64_t index_limit = INT_MAX - 1024;  // headroom for l0 + BK, i0 + BMN
+// extents (C*R*S, H*W, P*Q times one image) must fit too: a single image of 2^31 values. The
+// headroom covers l0 + BK, i0 + BMN and the loop over rows of C beyond the grid, whose last step
+// adds gridDim.y * BM (at most 65535 x 128) to a row below M.
+constexpr std::int64_t index_limit = INT_MAX - gpu::max_grid_rows * 128 - 1024;
 
 std::int64_t images_per_pass(const Conv2dShape& s, std::int64_t per_image) {
     const std::int64_t taps = s.C * s.R * s.S, weights = s.K * taps;
