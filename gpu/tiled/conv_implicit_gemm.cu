@@ -440,8 +440,10 @@ constexpr std::int64_t index_limit = INT_MAX - gpu::max_grid_rows * 128 - 1024;
 
 std::int64_t images_per_pass(const Conv2dShape& s, std::int64_t per_image) {
     const std::int64_t taps = s.C * s.R * s.S, weights = s.K * taps;
+    const std::int64_t outputs = s.P() * s.Q();  // P, Q < 2^31 (Conv2dShape::validate)
     if (per_image > index_limit || taps > index_limit || s.K * s.R * s.S > index_limit ||
-        s.C * s.H * s.W > index_limit || weights > index_limit)
+        s.C * s.H * s.W > index_limit || weights > index_limit || outputs > index_limit ||
+        s.K * outputs > index_limit)
         throw Unsupported("conv2d implicit_gemm: " + s.str() +
                           " has more than 2^31 elements in one image or filter bank; use im2col");
     return std::clamp<std::int64_t>(index_limit / per_image, 1, s.N);
