@@ -295,6 +295,8 @@ def parse_args(argv):
         raise PeerError(f"--out {args.out} is a directory")
     if args.out and not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
         raise PeerError(f"--out {args.out}: its directory does not exist")
+    if args.out and not os.access(os.path.dirname(os.path.abspath(args.out)), os.W_OK | os.X_OK):
+        raise PeerError(f"--out {args.out}: its directory cannot be written in")
     return args
 
 

@@ -189,6 +189,8 @@ def parse_rows(doc):
             continue
         if entry.get("run_type") == "aggregate":
             if entry.get("aggregate_name") == "median":
+                if run_name in medians:  # a second would silently replace the first
+                    raise ReportError(f"benchmark '{run_name}' has two medians")
                 medians[run_name] = entry
         else:
             iterations.setdefault(run_name, []).append(entry)
@@ -206,6 +208,9 @@ def parse_rows(doc):
         else:
             seconds = statistics.median(entry_seconds(e) for e in iterations[run_name])
             rate = statistics.median(entry_rate(e, counter) for e in iterations[run_name])
+        if not (math.isfinite(seconds) and seconds > 0 and math.isfinite(rate) and rate >= 0):
+            raise ReportError(f"benchmark '{run_name}': a time of {seconds!r} s and a rate of "
+                              f"{rate!r} are not a measurement (times are finite and above 0)")
         key = parse_size(op, size, ops[op]["table"])
         rows[(op, variant, key)] = Row(op, variant, key, seconds, rate)
     if not rows and not skipped:
@@ -1580,7 +1585,17 @@ def write_memory_chart(plt, directory, rows, machine, gpu_note):
 # --- writing the directory ----------------------------------------------------------------------
 
 def check_out(out):
-    """Refuses to replace anything but a report this script wrote (or an empty directory)."""
+    """Refuses to replace anything but a report this script wrote (or an empty directory), and a
+    place where the report could not be written: the nearest folder that exists on the way to it
+    must be one this user may write in."""
+    parent = os.path.dirname(os.path.abspath(out))
+    while not os.path.lexists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise ReportError(f"{out}: {parent} is not a directory; choose another --out")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ReportError(f"{out}: {parent} cannot be written in (read-only, or not yours); "
+                          "choose another --out")
     if not os.path.lexists(out):
         return
     if not os.path.isdir(out) or os.path.islink(out):
@@ -1594,8 +1609,8 @@ def write_report(json_path, out, peer_path=None, counts_path=None):
     check_out(out)
     try:
         stage_and_replace(json_path, out, peer_path, counts_path)
-    except (AttributeError, KeyError, TypeError, ValueError) as e:
-        # Well-formed JSON with a field of the wrong type or shape.
+    except (AttributeError, KeyError, TypeError, ValueError, ZeroDivisionError) as e:
+        # Well-formed JSON with a field of the wrong type or shape (or a rate of 0).
         raise ReportError(f"{json_path} has unexpected content ({type(e).__name__}: {e})")
 
 

@@ -1,6 +1,7 @@
 // The rows of the op descriptions and the helpers every suite shares; see suites.hpp.
 #include "bench/suites.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <mutex>
@@ -96,10 +97,15 @@ void register_descriptions(const Options& options) {
         for (const check::BenchRows& rows : description.bench) {
             describe_rows(rows.op, rows.counter, rows.work, rows.table);
             for (const Variant& variant : variants(options)) {
-                // The variant, then its other versions of the rows' kernels (the GEMM ladder).
+                // The variant, then its other versions of the rows' kernels (the GEMM ladder),
+                // each once: max pooling's backward rows need the forward kernel too, and both
+                // have a version 2.
                 std::vector<Variant> versions{variant};
                 for (Op op : rows.needs)
-                    for (Variant& other : other_versions(variant, op)) versions.push_back(other);
+                    for (Variant& other : other_versions(variant, op))
+                        if (std::none_of(versions.begin(), versions.end(),
+                                         [&](const Variant& v) { return v.label == other.label; }))
+                            versions.push_back(other);
                 for (const Variant& v : versions) {
                     if (!runs(*v.backend, rows)) continue;
                     const check::BenchContext context{v.kind, options.quick, *v.backend};

@@ -19,6 +19,7 @@ import argparse
 import csv
 import io
 import json
+import math
 import re
 import sys
 from collections import defaultdict
@@ -63,11 +64,14 @@ def read_sim(path):
         uneven = defaultdict(lambda: defaultdict(int))
         for k in data["kernels"]:
             for metric, value in k["metrics"].items():
-                kernels[base_name(k["kernel"])][metric] += int(value)
+                if not isinstance(value, int):  # counts are whole: 148.7 is no count of 148
+                    raise ValueError(f"{metric} = {value!r} is not a whole count")
+                kernels[base_name(k["kernel"])][metric] += value
             for site in k["sites"]:
                 if site.get("uneven_requests", 0):
-                    uneven[base_name(k["kernel"])][site["line"]] += int(site["uneven_requests"])
-    except (OSError, ValueError, KeyError, TypeError) as e:
+                    uneven[base_name(k["kernel"])][str(site["line"])] += int(
+                        site["uneven_requests"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError) as e:
         raise InputError(f"{path}: not a `triptych profile --json` file ({e})")
     if not kernels:
         raise InputError(f"{path}: the profile has no kernels")
@@ -79,7 +83,10 @@ def number(text):
     cleaned = text.strip().replace(",", "")
     if re.fullmatch(r"\d{1,3}(\.\d{3})+", cleaned):
         cleaned = cleaned.replace(".", "")
-    return float(cleaned)
+    value = float(cleaned)
+    if not math.isfinite(value):
+        raise ValueError(f"not a finite number: {text!r}")
+    return value
 
 
 def read_ncu(path):
@@ -91,7 +98,7 @@ def read_ncu(path):
     try:
         with open(path, newline="") as f:
             lines = f.read().splitlines()
-    except OSError as e:
+    except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"{path}: {e}")
     header = next((i for i, line in enumerate(lines)
                    if line.startswith('"ID"') and "Metric Name" in line), None)

@@ -244,19 +244,43 @@ def counted_sources(lessons):
 
 
 def recount(triptych, lessons, write):
-    """Reruns every counted table's profiles; records them (`write`), or returns the sources whose
-    tables would change (a recount that only moves a source line is not stale)."""
-    stale = []
+    """Reruns every counted table's profiles; returns the (source, recounted doc) to record
+    (`write`), or the sources whose tables would change (a recount that only moves a source line
+    is not stale)."""
+    stale, writes = [], []
     for source in counted_sources(lessons):
         doc = load_counted(source)
         runs = [dict({k: v for k, v in run.items() if k in ("args", "show", "by_kernel")},
                      **profile(triptych, run["args"])) for run in doc["runs"]]
         recounted = dict(doc, runs=runs)  # the source's other settings ("columns") stay
         if write:
-            write_json(source, recounted)
+            writes.append((source, recounted))
         elif counted_rows(recounted, source) != counted_rows(doc, source):
             stale.append(os.path.relpath(source, ROOT))
-    return stale
+    return writes if write else stale
+
+
+def write_sources(writes, lessons):
+    """Writes each (source path, doc), then makes every lesson's tables from them. If one cannot
+    be made, every source is put back as it was before the error goes on: a bad run or count
+    never replaces a good recorded source."""
+    saved = {}
+    for path, _ in writes:
+        if path not in saved and os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                saved[path] = f.read()
+    try:
+        for path, doc in writes:
+            write_json(path, doc)
+        for readme in lesson_readmes(lessons):
+            regenerated(readme)
+    except BaseException:
+        for path, _ in writes:
+            if path in saved:
+                write_whole(path, saved[path])
+            elif os.path.exists(path):
+                os.unlink(path)
+        raise
 
 
 def load_bench_source(path):
@@ -504,10 +528,33 @@ def load_text(context):
     return f"load average {load[0]:.2f}" if isinstance(load, list) and load else "load ?"
 
 
+def check_markers(path, text):
+    """ReportError unless every "<!-- generated table" line of `text` starts a well-formed block
+    that ends before the next one starts: a misspelt or missing end marker would otherwise make
+    a block swallow the prose and the table after it, and --write delete them."""
+    def line(position):
+        return text.count("\n", 0, position) + 1
+    blocks = list(BLOCK.finditer(text))
+    for m in blocks:
+        inner = m[5].find("<!-- generated table")
+        if inner >= 0:
+            raise report.ReportError(f"{path}:{line(m.start())}: the generated table has no end "
+                                     "marker before the next one starts, at line "
+                                     f"{line(m.start(5) + inner)}")
+    matched = {m.start() for m in blocks}
+    for start in (m.start() for m in re.finditer(r"<!-- generated table", text)):
+        if start not in matched:
+            raise report.ReportError(f"{path}:{line(start)}: a generated table marker that is "
+                                     "not '<!-- generated table: SECTION, source FILE[, "
+                                     "OPTIONS] -->', then the table, then '<!-- end of "
+                                     "generated table -->'")
+
+
 def regenerated(path, render_tables=True):
     """(old text, new text, [(section, source path)]) of one README."""
     with open(path, encoding="utf-8") as f:
         old = f.read()
+    check_markers(path, old)
     folder, found = os.path.dirname(path), []
 
     def replace(m):
@@ -518,9 +565,10 @@ def regenerated(path, render_tables=True):
 
 
 def record(run_path, lessons, peer_path=None):
-    """Copies the rows each lesson's tables need from `run_path` (and the peer's results of the
-    same ops from `peer_path`) to their sources."""
+    """The rows each lesson's tables need from `run_path` (and the peer's results of the same
+    ops from `peer_path`), as (source path, doc) to record."""
     doc = report.load_json(run_path)
+    writes = []
     peer = report.json_or_none(peer_path, "the peer figures") if peer_path else None
     if peer_path:
         report.peer_figures(peer, peer_path)  # refused here if it is not the peer's JSON
@@ -548,9 +596,9 @@ def record(run_path, lessons, peer_path=None):
                           f"kept as it was, {run_path} lacks its row {missing[0]}")
                     continue
                 kept = [bench_entry(doc, row, run_path) for row in source_doc["rows"]]
-                write_json(source, dict({k: v for k, v in source_doc.items()
-                                         if k in ("command", "rows", "build")},
-                                        context=doc["context"], benchmarks=kept))
+                writes.append((source, dict({k: v for k, v in source_doc.items()
+                                             if k in ("command", "rows", "build")},
+                                            context=doc["context"], benchmarks=kept)))
                 continue
             wanted = SECTION_OPS[section]
             if section in SECTIONS_OF_A_GPU and not report.Machine(doc["context"]).has_gpu:
@@ -576,7 +624,8 @@ def record(run_path, lessons, peer_path=None):
             peer_results = [r for r in (peer or {}).get("results", []) if r.get("op") in peer_ops]
             if peer_results:
                 recorded["peer"] = dict(peer, results=peer_results)
-            write_json(source, recorded)
+            writes.append((source, recorded))
+    return writes
 
 
 def main(argv):
@@ -598,10 +647,12 @@ def main(argv):
     try:
         if args.peer and not args.run:
             parser.error("--peer goes with --from")
+        if args.triptych and not args.check:
+            parser.error("--triptych goes with --check")
         if args.run:
-            record(args.run, args.lessons, args.peer)
+            write_sources(record(args.run, args.lessons, args.peer), args.lessons)
         if args.count:
-            recount(args.count, args.lessons, write=True)
+            write_sources(recount(args.count, args.lessons, write=True), args.lessons)
         stale = []
         if args.check and args.triptych:
             recounted = recount(args.triptych, args.lessons, write=False)
@@ -625,6 +676,14 @@ def main(argv):
             return 1
     except report.ReportError as e:
         print(f"lesson_tables.py: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:  # a program or a file that cannot be run, read or written
+        print(f"lesson_tables.py: {e}", file=sys.stderr)
+        return 1
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError, ZeroDivisionError) as e:
+        # A recorded source (or a run) of the wrong form: nothing was written (write_sources).
+        print(f"lesson_tables.py: a recorded figure cannot be made into its table "
+              f"({type(e).__name__}: {e})", file=sys.stderr)
         return 1
     return 0
 

@@ -11,7 +11,9 @@ stderr, exit status 1. Standard library and matplotlib (Agg backend: no display 
 """
 import argparse
 import csv
+import os
 import sys
+import tempfile
 
 
 class PlotError(Exception):
@@ -73,8 +75,24 @@ def draw(curve, out, title):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(out, dpi=110, format="png")
-    plt.close(fig)
+    # Drawn under a name of its own beside `out`, then renamed over it: a failed write (a full
+    # disk) leaves the old chart whole, and no partial file.
+    folder, name = os.path.split(os.path.abspath(out))
+    if not os.path.isdir(folder):
+        raise PlotError(f"{out}: directory {folder} does not exist")
+    fd, temporary = tempfile.mkstemp(prefix=f".{name}.tmp-", suffix=".png", dir=folder)
+    os.close(fd)
+    try:
+        fig.savefig(temporary, dpi=110, format="png")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        os.replace(temporary, out)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+    finally:
+        plt.close(fig)
 
 
 def main(argv):
@@ -89,7 +107,15 @@ def main(argv):
         print(f"plot_training.py: {e}", file=sys.stderr)
         return 1
     except OSError as e:
-        print(f"plot_training.py: {e.filename or ''}: {e.strerror}", file=sys.stderr)
+        print(f"plot_training.py: {e.filename or args.out}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    except UnicodeDecodeError as e:
+        print(f"plot_training.py: {args.csv}: not a text file ({e.reason})", file=sys.stderr)
+        return 1
+    except ValueError as e:  # matplotlib's: a --title its mathtext cannot parse, for one
+        lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+        print(f"plot_training.py: cannot draw the chart: {lines[-1] if lines else repr(e)}",
+              file=sys.stderr)
         return 1
     return 0
 

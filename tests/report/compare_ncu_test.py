@@ -141,6 +141,35 @@ class CompareNcu(unittest.TestCase):
         code, output = self.run_tool(ncu_log(self.two_launches(not_a_number)))
         self.assertEqual(code, 2, output)
         self.assertIn("not a number: 'n/a'", output)
+        # NaN and infinities were a traceback.
+        for value in ("nan", "inf", "1e400"):
+            def non_finite(first, second):
+                first["smsp__inst_executed_op_shared_ld.sum"] = value
+            code, output = self.run_tool(ncu_log(self.two_launches(non_finite)))
+            self.assertEqual(code, 2, output)
+            self.assertIn(f"not a number: '{value}'", output)
+            self.assertNotIn("Traceback", output)
+
+    def test_a_profile_of_the_wrong_form_is_refused(self):
+        # A fractional count was truncated (148.7 compared equal to ncu's 148); a kernel name that
+        # is not a string, or metrics that are not an object, were a traceback.
+        with open(self.sim) as f:
+            good = json.load(f)
+        metric = "smsp__inst_executed_op_shared_ld.sum"
+        edits = [(lambda k: k["metrics"].__setitem__(metric, k["metrics"][metric] + 0.7),
+                  "is not a whole count"),
+                 (lambda k: k.__setitem__("kernel", 5), "not a `triptych profile --json` file"),
+                 (lambda k: k.__setitem__("metrics", [1, 2]), "not a `triptych profile --json`")]
+        for edit, why in edits:
+            profile = json.loads(json.dumps(good))
+            edit(profile["kernels"][0])
+            bad_sim = os.path.join(self.root, "bad.json")
+            with open(bad_sim, "w") as f:
+                json.dump(profile, f)
+            code, output = self.run_tool(ncu_log(self.two_launches()), sim=bad_sim)
+            self.assertEqual(code, 2, output)
+            self.assertIn(why, output)
+            self.assertNotIn("Traceback", output)
 
 
 if __name__ == "__main__":

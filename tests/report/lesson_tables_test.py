@@ -116,6 +116,49 @@ class LessonTables(LessonFolder):
         self.assertEqual(result.returncode, 1)
         self.assertIn("out of date", result.stderr)
 
+    def test_a_run_whose_figures_cannot_be_a_table_leaves_the_source_as_it_was(self):
+        # The source used to be written first: a run with a median of 0 s replaced a good
+        # recorded source, then failed on the division.
+        self.assertEqual(self.tool("--from", self.run_json).returncode, 0)
+        source = os.path.join(self.lessons, "99_test", "ladder.json")
+        with open(source, encoding="utf-8") as f:
+            good = f.read()
+        table = self.text()
+        bad = gpu_run()
+        for row in bad["benchmarks"]:
+            row["real_time"] = 0.0
+            row.pop("flops")
+        with open(self.run_json, "w", encoding="utf-8") as f:
+            json.dump(bad, f)
+        result = self.tool("--from", self.run_json)
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        self.assertNotIn("Traceback", result.stderr)
+        with open(source, encoding="utf-8") as f:
+            self.assertEqual(f.read(), good)
+        self.assertEqual(self.text(), table)
+        self.assertEqual([n for n in os.listdir(os.path.dirname(source)) if ".tmp" in n], [])
+
+    def test_a_broken_end_marker_is_refused_not_written_over(self):
+        # A misspelt end marker made --write run the block on to the next table's end, deleting
+        # the prose between them.
+        text = self.text().replace("<!-- end of generated table -->",
+                                   "<!-- end of generated tabel -->")
+        text += "\nProse that must stay.\n\n" + "\n".join(README.splitlines()[4:7]) + "\n"
+        with open(self.readme, "w", encoding="utf-8") as f:
+            f.write(text)
+        for mode in ("--check", "--write"):
+            result = self.tool(mode)
+            self.assertEqual(result.returncode, 1)
+            self.assertIn("README.md:5: the generated table has no end marker", result.stderr)
+            self.assertEqual(self.text(), text)
+
+    def test_a_lessons_folder_that_is_not_there_fails(self):
+        result = subprocess.run([sys.executable, TOOL, "--check", "--lessons",
+                                 os.path.join(self.dir, "absent")], capture_output=True, text=True)
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("absent: no such folder of lessons", result.stderr)
+
     def test_a_run_without_a_gpu_leaves_the_ladder_as_it_was(self):
         run = gpu_run()
         run["context"] = {k: v for k, v in run["context"].items() if not k.startswith("gpu")}

@@ -799,6 +799,32 @@ class BadInput(ReportTest):
         result = run_report(self.write_json(doc), os.path.join(self.tmp.name, "out"))
         self.assert_fails_in_one_line(result, "declares no ops")
 
+    def test_times_and_rates_that_are_no_measurement_are_refused_by_row(self):
+        # NaN, infinite, negative or zero times were printed as "nan (nan%)" or "-inf" cells.
+        for field, value in (("real_time", float("nan")), ("real_time", float("inf")),
+                             ("real_time", -5.0), ("real_time", 0.0),
+                             ("bytes", float("nan"))):
+            doc = simulator_run()
+            median = next(e for e in doc["benchmarks"] if e.get("aggregate_name") == "median"
+                          and field in e)
+            median[field] = value
+            result = run_report(self.write_json(doc), os.path.join(self.tmp.name, "out"))
+            self.assert_fails_in_one_line(result, f"benchmark '{median['run_name']}'")
+
+    def test_a_row_with_two_medians_is_refused(self):
+        # The second used to replace the first without a word.
+        doc = simulator_run()
+        median = next(e for e in doc["benchmarks"] if e.get("aggregate_name") == "median")
+        doc["benchmarks"].append(dict(median, real_time=median["real_time"] * 100))
+        result = run_report(self.write_json(doc), os.path.join(self.tmp.name, "out"))
+        self.assert_fails_in_one_line(result, f"'{median['run_name']}' has two medians")
+
+    def test_an_out_under_a_file_is_refused_before_any_work(self):
+        blocker = self.write_json("a file", name="file.txt")
+        result = subprocess.run([sys.executable, REPORT_PY, "--check-out",
+                                 os.path.join(blocker, "report")], capture_output=True, text=True)
+        self.assert_fails_in_one_line(result, "file.txt is not a directory")
+
     def test_missing_json(self):
         result = run_report(os.path.join(self.tmp.name, "nothing.json"),
                             os.path.join(self.tmp.name, "out"))
