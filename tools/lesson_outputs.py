@@ -135,6 +135,9 @@ def blocks(text):
     for i, line in enumerate(lines):
         mark = MARK.match(line)
         if not mark:
+            if re.match(r"<!--\s*output\b", line):  # skipped, its block would go unchecked
+                raise OutputError(f"line {i + 1}: an output mark not of the form '<!-- output: "
+                                  "PROGRAM [ARGS][; part][; recorded on MACHINE] -->'")
             continue
         if i + 1 >= len(lines) or not lines[i + 1].startswith("```"):
             raise OutputError(f"line {i + 1}: an output mark must stand right above a ``` block")
@@ -253,7 +256,11 @@ def write(root, bin_dir, only=None):
             text = f.read()
         lines = text.split("\n")
         rewritten = 0
-        for mark, program, args, part, recorded_on, first, end in reversed(list(blocks(text))):
+        try:
+            marked = list(blocks(text))
+        except OutputError as e:
+            raise OutputError(f"{os.path.relpath(path, root)}: {e}")
+        for mark, program, args, part, recorded_on, first, end in reversed(marked):
             if only is not None and program != only:
                 continue
             printed = run(bin_dir, program, args)

@@ -112,6 +112,24 @@ class LessonOutputs(unittest.TestCase):
         self.readme(QUOTED + "\none line too many")
         self.assert_fails("line 8 of the block is past the end of the output: one line too many")
 
+    def test_a_malformed_mark_fails_instead_of_being_skipped(self):
+        # A mark with two spaces was skipped, so the tampered block under it passed.
+        self.readme(QUOTED.replace("threads 2", "threads 3"))
+        with open(self.readme_path, encoding="utf-8") as f:
+            text = f.read().replace("<!-- output: ", "<!--  output: ")
+        with open(self.readme_path, "w", encoding="utf-8") as f:
+            f.write(text)
+        self.assert_fails("README.md: line 5: an output mark not of the form")
+        code, output = self.run_tool(mode="--write")
+        self.assertEqual(code, 1, output)
+        self.assertIn("README.md: line 5: an output mark not of the form", output)
+
+    def test_a_lessons_folder_that_is_not_there_fails(self):
+        done = subprocess.run([sys.executable, TOOL, "--check", "--bin", self.bin, "--root",
+                               os.path.join(self.root, "absent")], capture_output=True, text=True)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("no such folder of lessons", done.stderr)
+
     def test_an_error_is_compared_on_the_machine_kind_it_was_recorded_on(self):
         changed = QUOTED.replace("4.76e-07", "4.77e-07", 1)
         self.readme(changed)
