@@ -52,6 +52,7 @@ import argparse
 import datetime
 import gzip
 import json
+import math
 import os
 import platform
 import socket
@@ -184,11 +185,22 @@ def bench_elementwise(timer, quick):
 
 def read_idx(path, limit):
     """A gzip-compressed IDX file (the MNIST format) as a uint8 tensor, its first `limit` items."""
-    with gzip.open(path) as f:
-        data = f.read()
+    try:
+        with gzip.open(path) as f:
+            data = f.read()
+    except (OSError, EOFError) as e:  # not gzip, or cut short
+        raise PeerError(f"{path}: not a readable gzip file ({e})")
+    if len(data) < 4 or data[:3] != b"\x00\x00\x08":
+        raise PeerError(f"{path}: not an IDX file of unsigned bytes")
     ndim = data[3]
-    dims = struct.unpack(">" + "I" * ndim, data[4:4 + 4 * ndim])
-    items = torch.frombuffer(bytearray(data[4 + 4 * ndim:]), dtype=torch.uint8).reshape(dims)
+    header = 4 + 4 * ndim
+    if len(data) < header:
+        raise PeerError(f"{path}: its IDX header is cut short")
+    dims = struct.unpack(">" + "I" * ndim, data[4:header])
+    if len(data) - header != math.prod(dims):
+        raise PeerError(f"{path}: the header says {' x '.join(map(str, dims))} values, the file "
+                        f"holds {len(data) - header}")
+    items = torch.frombuffer(bytearray(data[header:]), dtype=torch.uint8).reshape(dims)
     return items[:limit] if limit else items
 
 
@@ -269,11 +281,20 @@ def positive(text):
     return int(text)
 
 
+def thread_count(text):
+    """A positive number of threads, at most 4096 (torch.set_num_threads takes a C int, and
+    100,000 threads only wait for each other)."""
+    count = positive(text)
+    if count > 4096:
+        raise argparse.ArgumentTypeError(f"'{text}' threads is more than 4096")
+    return count
+
+
 def parse_args(argv):
     parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("groups", nargs="*", metavar="GROUP",
                         help=f"what to time: {', '.join(GROUPS)} (default: all but train)")
-    parser.add_argument("--threads", type=positive, help="torch.set_num_threads(N)")
+    parser.add_argument("--threads", type=thread_count, help="torch.set_num_threads(N)")
     parser.add_argument("--quick", action="store_true",
                         help="the sizes of triptych_bench --quick, 2 repetitions: for tests")
     parser.add_argument("--epochs", type=positive, default=1, help="train: epochs per model")

@@ -162,7 +162,7 @@ def run(bin_dir, program, args, marked=True):
     columns). It runs in an empty temporary folder, where the files a command writes (triptych
     train's loss curve, say) go and are removed."""
     path, name = command_of(bin_dir, program)
-    if not os.access(path, os.X_OK):
+    if not os.path.isfile(path) or not os.access(path, os.X_OK):
         raise OutputError(f"no program {path}: build it first (cmake --build build --target "
                           f"{'triptych_cli' if program == 'triptych' else program})")
     env = dict(os.environ, TRIPTYCH_LESSON_OUTPUT="marked" if marked else "plain",

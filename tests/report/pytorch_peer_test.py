@@ -6,8 +6,10 @@ Exits 77 (skipped) where /usr/bin/python3 has no torch (tools/install-deps.sh --
     python3 pytorch_peer_test.py --peer-py bench/pytorch_peer.py --bench build/bench/triptych_bench
 """
 import argparse
+import gzip
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -131,6 +133,33 @@ class BadInput(unittest.TestCase):
 
     def test_a_bad_option(self):
         self.assert_fails_in_one_line(run_peer("--threads", "0"), "--threads")
+        # 10^20 aborted in C++; 100,000 ran for ever.
+        self.assert_fails_in_one_line(run_peer("--threads", "100000", "gemm"),
+                                      "'100000' threads is more than 4096")
+
+    def test_damaged_data_files_are_named(self):
+        # An empty gzip file was an IndexError, a file that is not gzip "pytorch_peer.py: : None",
+        # a file shorter than its header says a RuntimeError.
+        names = ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                 "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")
+        damaged = {b"": "not an IDX file of unsigned bytes",
+                   b"plain": "not a readable gzip file",
+                   b"\x00\x00\x08\x03" + struct.pack(">III", 10, 28, 28) + bytes(5 * 784):
+                   "the header says 10 x 28 x 28 values, the file holds 3920"}
+        for content, why in damaged.items():
+            with tempfile.TemporaryDirectory() as data:
+                for name in names:
+                    with gzip.open(os.path.join(data, name), "wb") as f:
+                        f.write(b"\x00\x00\x08\x01" + struct.pack(">I", 1) + b"\x00")
+                path = os.path.join(data, names[0])
+                if content == b"plain":
+                    with open(path, "wb") as f:
+                        f.write(content)
+                else:
+                    with gzip.open(path, "wb") as f:
+                        f.write(content)
+                self.assert_fails_in_one_line(run_peer("train", "--data", data, "--limit", "1"),
+                                              f"{path}: {why}")
 
     def test_an_out_in_a_missing_directory(self):
         with tempfile.TemporaryDirectory() as tmp:
