@@ -1,5 +1,6 @@
 """What the three lesson tools (lesson_excerpts.py, lesson_outputs.py, lesson_tables.py) share:
-which READMEs they read, and how they rewrite a file."""
+which READMEs they read, and how they rewrite a file (plot_training.py writes its chart that way
+too)."""
 import json
 import os
 import sys
@@ -15,16 +16,17 @@ def lesson_readmes(lessons):
             if os.path.isfile(os.path.join(lessons, name, "README.md"))]
 
 
-def write_whole(path, text):
-    """Writes `text` to `path` through a temporary file of its own beside it, renamed over it once
-    written, so that an interrupted or failed write never leaves a file half-written (the
-    temporary file is removed)."""
+def replace_file(path, write, suffix=""):
+    """Calls write(temporary path) for a temporary file of its own beside `path` (ending in
+    `suffix`, for programs that choose a format by it), then renames it over `path`: an
+    interrupted or failed write never leaves a file half-written, and the temporary file is
+    removed. The new file keeps the old one's mode, or takes the umask's."""
     folder, name = os.path.split(os.path.abspath(path))
-    fd, temporary = tempfile.mkstemp(prefix=f".{name}.tmp-", dir=folder)
+    fd, temporary = tempfile.mkstemp(prefix=f".{name}.tmp-", suffix=suffix, dir=folder)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        # mkstemp's 0600 would hide the file from others: the old file's mode, or the umask's.
+        write(temporary)
+        # mkstemp's 0600 would hide the file from others.
         umask = os.umask(0)
         os.umask(umask)
         mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else 0o666 & ~umask
@@ -33,6 +35,14 @@ def write_whole(path, text):
     except BaseException:
         os.unlink(temporary)
         raise
+
+
+def write_whole(path, text):
+    """replace_file with `text`."""
+    def write(temporary):
+        with open(temporary, "w", encoding="utf-8") as f:
+            f.write(text)
+    replace_file(path, write)
 
 
 def write_json(path, doc):

@@ -13,7 +13,8 @@ import argparse
 import csv
 import os
 import sys
-import tempfile
+
+from lesson_files import replace_file
 
 
 class PlotError(Exception):
@@ -77,20 +78,12 @@ def draw(curve, out, title):
     fig.tight_layout()
     # Drawn under a name of its own beside `out`, then renamed over it: a failed write (a full
     # disk) leaves the old chart whole, and no partial file.
-    folder, name = os.path.split(os.path.abspath(out))
+    folder = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(folder):
         raise PlotError(f"{out}: directory {folder} does not exist")
-    fd, temporary = tempfile.mkstemp(prefix=f".{name}.tmp-", suffix=".png", dir=folder)
-    os.close(fd)
     try:
-        fig.savefig(temporary, dpi=110, format="png")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, out)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+        replace_file(out, lambda temporary: fig.savefig(temporary, dpi=110, format="png"),
+                     suffix=".png")
     finally:
         plt.close(fig)
 
