@@ -13,6 +13,7 @@
 #include "common/host_backend.hpp"
 #include "common/random.hpp"
 #include "common/registry.hpp"
+#include "cpu/eigen_omp/conv_direct.hpp"
 #include "cpu/naive/conv2d.hpp"
 #include "gpu/tiled/divisor.hpp"
 #include "tests/finite_difference.hpp"
@@ -143,6 +144,60 @@ TEST_CASE("the cross-check catches a conv2d that flips its filters (a true convo
     CHECK_FALSE(check::check_conv2d_forward(flipped, Conv2dShape{2, 3, 9, 8, 4, 3, 3},
                                             ConvAlgorithm::direct, testing::seed())
                     .comparison.passed);
+}
+
+TEST_CASE(
+    "cpu_eigen_omp's direct conv2d takes the kernel its plan counts cheapest; by inputs matches "
+    "the float64 reference with rows spread by a stride; 1 to 8 output channels; filter columns "
+    "in several blocks",
+    "[conv]") {
+    using cpu_eigen_omp::conv2d_direct_kernels;
+    // LeNet's layers, as lesson 08 counts them, with AVX-512's 16 lanes or AVX2's 8.
+    const Conv2dShape conv1 = check::parse_conv2d_shape("64,1,28,28,6,5,5,1,2");
+    const Conv2dShape conv2 = check::parse_conv2d_shape("64,6,14,14,16,5,5,1,0");
+    CHECK(conv2d_direct_kernels(conv1).forward == "by pixels");
+#ifdef __AVX512F__  // by inputs counts 58 against by pixels' 60 with 16 lanes, 113 against 108 with
+                    // 8
+    CHECK(conv2d_direct_kernels(conv1).backward_data == "by inputs");
+#else
+    CHECK(conv2d_direct_kernels(conv1).backward_data == "by pixels");
+#endif
+    CHECK(conv2d_direct_kernels(conv2).forward == "by channels");
+    CHECK(conv2d_direct_kernels(conv2).backward_data == "by inputs");
+    // Lesson 10's 9x9 filter: by inputs counts cheaper, but its sums (147 KiB) would not fit the
+    // L1 cache it is limited to.
+    const Conv2dShape nine = check::parse_conv2d_shape("1,4,32,32,4,9,9,1,4");
+    CHECK(conv2d_direct_kernels(nine).forward == "by pixels");
+
+    // Shapes whose pass goes by inputs with 16 lanes and with 8: inputs much narrower than the
+    // rows padding makes of them. N,C,H,W,K,R,S,STRIDE_H,STRIDE_W,PAD_H,PAD_W.
+    struct Case {
+        const char* shape;
+        bool forward;  // else backward_data
+    };
+    const Case cases[] = {
+        {"64,6,14,14,16,5,5,1,0", false},   // LeNet's conv2: 6 channels, 5 filter columns
+        {"2,3,9,12,5,4,7,2,1,1,0", false},  // dy's rows spread by stride 2, 3 channels
+        {"3,7,6,9,1,3,5,1,1,3,4", true},    // 1 output channel, with a bias
+        {"2,9,5,3,7,2,5,1,1,1,4", true},    // 7 channels
+        {"2,11,4,2,8,3,6,1,1,2,5", true},   // 8 channels
+        {"3,5,4,16,12,2,13,1,1,1,0",
+         false},  // 13 filter columns: 7 blocks with 16 lanes, 13 with 8
+    };
+    const Backend& b = backend("cpu_eigen_omp");
+    for (const Case& c : cases) {
+        const Conv2dShape s = check::parse_conv2d_shape(c.shape);
+        INFO(c.shape);
+        const cpu_eigen_omp::DirectKernels kernels = conv2d_direct_kernels(s);
+        const std::uint64_t seed = testing::seed();
+        if (c.forward) {
+            CHECK(kernels.forward == "by inputs");
+            require_pass(check::check_conv2d_forward(b, s, ConvAlgorithm::direct, seed));
+        } else {
+            CHECK(kernels.backward_data == "by inputs");
+            require_pass(check::check_conv2d_backward_data(b, s, ConvAlgorithm::direct, seed));
+        }
+    }
 }
 
 TEST_CASE(

@@ -4,7 +4,7 @@
 //
 // A Vec is one vector register of the machine the code is compiled for (-march=native): 16 floats,
 // one of AVX-512's 32 registers, as the numbers below say; with AVX2 alone, 8 floats, one of 16
-// registers, and every block below keeps fewer sums (vector_registers). Two ways to fill a Vec
+// registers, and every block below keeps fewer sums (vector_registers). Three ways to fill a Vec
 // with useful work:
 //   by channels  correlate_by_channels. With the filters re-laid out as (C, R, S, K), the
 //                weights of one tap (c, r, t) for 16 consecutive output channels are one Vec;
@@ -16,6 +16,11 @@
 //                tap, times each channel's weight broadcast. Filter rows that read only the
 //                padding (a row of dy spread for backward_data that lies wholly in its zeros) are
 //                skipped: their products are zero.
+//   by inputs    correlate_by_inputs, the same with the Vecs along the input's own rows rather
+//                than the padded ones, for inputs much narrower than their padding (dy in
+//                LeNet conv2's backward_data, 10 columns padded to 18): each filter column's
+//                products are summed apart, and added to the outputs at the end, each shifted by
+//                its column, so that no lane multiplies a column of padding.
 // plan() takes whichever computes fewer Vecs. The input is first copied into a zero-padded
 // scratch image, one image per thread at a time (small enough to stay in L2), so the inner loops
 // have no bounds checks.
@@ -136,12 +141,25 @@ inline void opaque(const float*& p) {
 #endif
 }
 
+// Calls body(std::integral_constant<int, n>{}): a count known only at run time, 1 .. Most, made
+// a template argument, so that a block's loops over it unroll and its sums are registers.
+template <int Most, typename Body>
+void with_constant(std::int64_t n, Body body) {
+    [&]<int... I>(std::integer_sequence<int, I...>) {
+        ((n == I + 1 ? body(std::integral_constant<int, I + 1>{}) : void()), ...);
+    }
+    (std::make_integer_sequence<int, Most>{});
+}
+
 // --- forward and backward_data: correlate_batch ----------------------------------------------
 
-// Below this many output channels, and with stride 1, correlate_batch vectorises over output
-// pixels (correlate_by_pixels) instead of output channels: LeNet's conv1 has 6, and its
-// backward_data 1, which would fill 6 or 1 of a Vec's 16 lanes.
+// Below this many output channels, and with stride 1, correlate_batch vectorises over pixels
+// (correlate_by_pixels, correlate_by_inputs) instead of output channels: LeNet's conv1 has 6, and
+// its backward_data 1, which would fill 6 or 1 of a Vec's 16 lanes.
 constexpr std::int64_t most_channels_by_pixels = 8;
+
+// The three kernels of correlate_batch; plan() picks one.
+enum class Kernel { by_channels, by_pixels, by_inputs };
 
 // One correlation: a padded image (in_channels, rows, cols) with filters (in_channels, R, S,
 // out_lanes) into an output (out_channels, P, Q); out_lanes is out_channels rounded up to whole
@@ -151,10 +169,14 @@ struct Correlation {
     std::int64_t in_channels, out_channels, out_lanes;
     std::int64_t R, S, stride_h, stride_w;
     std::int64_t P, Q;
-    bool by_pixels = false;           // correlate_by_pixels, else correlate_by_channels
+    Kernel kernel = Kernel::by_channels;
     std::int64_t width = 1;           // by channels: output pixels per block
-    std::int64_t flat = 0;            // by pixels: P*cols rounded up to whole blocks
-    std::int64_t rows = 0, cols = 0;  // the padded image's plane
+    std::int64_t flat = 0;            // by pixels and by inputs: the flat plane, whole blocks
+    std::int64_t rows = 0, cols = 0;  // the padded image's plane (by inputs: padded by rows only)
+    std::int64_t left = 0;            // by inputs: the padded column of input column 0
+    // by inputs: column_masks[t*ceil(Q/lanes) + b], bit l set where output b*lanes + l exists
+    // and its input column under filter column t exists too (add_shifted_taps)
+    std::vector<std::uint32_t> column_masks = {};
 };
 
 // The loops over a block's sums carry `#pragma GCC unroll`: unrolled, each sum is a register;
@@ -461,6 +483,168 @@ void correlate_by_pixels_of(const Correlation& g, std::integer_sequence<int, Cha
      ...);
 }
 
+// By inputs (stride 1, few output channels), for inputs much narrower than the padded rows by
+// pixels would compute over: backward_data's dy, padded by S - 1 - pad_w zero columns on each
+// side. By pixels spends lanes on those zeros: LeNet conv2's backward_data reads rows of 10 inputs
+// through flat rows of 14, and a third of its multiply-adds multiply a zero. Here the Vecs run
+// along the input's own rows instead (padded above and below, not at the sides), and each filter
+// column t keeps sums of its own:
+//     taps[k, t, p, q] = the sum over c and r of f[c, r, t, k] * in[c, row p + r, column q]
+// for every input column q, and each output adds them up, each column's shifted by its t:
+//     out[k, p, j] = bias[k] + the sum over t of taps[k, t, p, j + t - left]
+// where `left` is the padded column of input column 0 (a column outside the input adds nothing).
+// In the input plane seen flat, with rows of W, the sum at i = p*W + q reads input i + r*W, as by
+// pixels does: 16 consecutive sums, 16 consecutive inputs, one Vec load. Per channel and tap,
+// LeNet conv2's backward_data computes 14 rows of 10 sums, where by pixels computed 14 rows of 14
+// outputs (before both round up to whole blocks).
+
+// The most sums of a block of correlate_inputs_block, with room for the inputs' Vecs and a
+// broadcast weight: 24 of AVX-512's 32 registers, 12 of AVX2's 16.
+constexpr int inputs_sums = many_registers ? 24 : 12;
+
+// Vecs of sums per channel and filter column in a block: 2 where the sums allow, so that each
+// broadcast weight serves two multiply-adds, as by pixels' do. With one Vec (and blocks of 3 and 2
+// filter columns with AVX-512), every multiply-add loaded a weight of its own, and LeNet conv2's
+// backward_data ran no faster than by pixels, though it does a fifth fewer multiply-adds.
+constexpr int inputs_vecs(std::int64_t channels) { return 2 * channels <= inputs_sums ? 2 : 1; }
+
+// The most floats of filter-column sums (out_channels x S x the flat plane) that by inputs keeps
+// per thread: 32 KiB, an L1 data cache, where add_shifted_taps reads back what the blocks wrote.
+// Past it by inputs lost to by pixels: a 9 x 9 filter on 4 channels of 32 x 32 (147 KiB of sums)
+// ran 28% slower, on 16 x 16 (36 KiB) 10% slower (Zen 5, an interleaved A/B of the two kernels).
+constexpr std::int64_t most_tap_sums = 8192;
+
+// What plan() counts for one masked load-and-add of add_shifted_taps, in multiply-adds of the
+// kernels: about 4, from the share perf gave it (a fifth of a 9 x 9 forward on 8 x 8 images).
+constexpr std::int64_t shifted_add_cost = 4;
+
+// Filter columns per block for `channels` output channels, at most 12.
+constexpr int inputs_taps(std::int64_t channels) {
+    return static_cast<int>(
+        std::clamp<std::int64_t>(inputs_sums / (channels * inputs_vecs(channels)), 1, 12));
+}
+
+// taps[k, t0 + j, i0 .. i0 + Vecs*lanes - 1] for every channel k < Channels and the filter
+// columns t0 .. t0 + Taps - 1; taps is (Channels, S, flat). Filter rows r with live[r] false are
+// skipped: every input the block reads through them is a row of padding.
+template <int Channels, int Taps>
+[[gnu::noinline]] void correlate_inputs_block(const Correlation& g, const float* image,
+                                              const float* filters, std::int64_t i0,
+                                              std::int64_t t0, const char* live, float* taps) {
+    constexpr int Vecs = inputs_vecs(Channels);
+    Vec sums[Channels][Taps][Vecs];
+    for (int k = 0; k < Channels; ++k)
+        for (int j = 0; j < Taps; ++j)
+            for (int v = 0; v < Vecs; ++v) sums[k][j][v].setZero();
+    for (std::int64_t c = 0; c < g.in_channels; ++c)
+        for (std::int64_t r = 0; r < g.R; ++r) {
+            if (!live[r]) continue;
+            const float* in = image + (c * g.rows + r) * g.cols + i0;
+            Vec values[Vecs];
+            for (int v = 0; v < Vecs; ++v) {
+                values[v] = Eigen::Map<const Vec>(in + v * lanes);
+                if constexpr (fits_in_registers(Channels * Taps * Vecs, Vecs))
+                    keep_in_register(values[v]);
+            }
+            const float* weights = filters + ((c * g.R + r) * g.S + t0) * g.out_lanes;
+#pragma GCC unroll 32
+            for (int j = 0; j < Taps; ++j)
+                for (int k = 0; k < Channels; ++k)
+                    for (int v = 0; v < Vecs; ++v)
+                        sums[k][j][v] += weights[j * g.out_lanes + k] * values[v];
+        }
+    for (int k = 0; k < Channels; ++k)
+        for (int j = 0; j < Taps; ++j)
+            for (int v = 0; v < Vecs; ++v)
+                Eigen::Map<Vec>(taps + (k * g.S + t0 + j) * g.flat + i0 + v * lanes) =
+                    sums[k][j][v];
+}
+
+// out[k, p, j] = bias[k] + the sum over t of taps[k, t, p, j + t - left], for j < Q, the columns
+// added in the order of t. With AVX, a Vec of outputs at a time: each filter column's sums are
+// loaded under a mask of the lanes whose input column exists (g.column_masks; the other lanes are
+// not read, and count as zeros), and the outputs stored under a mask of those that exist. Four
+// rows at a time, so that four chains of adds overlap (one row at a time, each add waited for the
+// one before it). taps must have `lanes` floats to spare before and after it: a masked load's
+// address may lie up to lanes - 1 floats outside its row.
+void add_shifted_taps(const Correlation& g, const float* taps, const float* bias, float* out) {
+    const auto column = [&](std::int64_t j, std::int64_t t) { return j + t - g.left; };
+#if defined(__AVX__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-attributes"  // as in store_transposed
+    using Packet = Eigen::internal::packet_traits<float>::type;
+    using Mask = typename Eigen::internal::unpacket_traits<Packet>::mask_t;
+    static_assert(Eigen::internal::unpacket_traits<Packet>::size == lanes);
+    constexpr int rows_at_once = 4;
+    const std::int64_t blocks = ceil_div(g.Q, lanes);
+    for (std::int64_t k = 0; k < g.out_channels; ++k)
+        for (std::int64_t b = 0; b < blocks; ++b) {
+            const std::int64_t j0 = b * lanes, count = std::min(lanes, g.Q - j0);
+            const auto stored = static_cast<Mask>((std::uint32_t{1} << count) - 1);
+            for (std::int64_t p0 = 0; p0 < g.P; p0 += rows_at_once) {
+                const std::int64_t rows = std::min<std::int64_t>(rows_at_once, g.P - p0);
+                Packet sums[rows_at_once];
+                for (int i = 0; i < rows_at_once; ++i)
+                    sums[i] = Eigen::internal::pset1<Packet>(bias[k]);
+                for (std::int64_t t = 0; t < g.S; ++t) {
+                    const auto mask =
+                        static_cast<Mask>(g.column_masks[static_cast<std::size_t>(t * blocks + b)]);
+                    if (mask == 0) continue;
+                    const float* at = taps + (k * g.S + t) * g.flat + p0 * g.cols + column(j0, t);
+                    for (int i = 0; i < rows_at_once; ++i)
+                        if (i < rows)
+                            sums[i] = Eigen::internal::padd(
+                                sums[i], Eigen::internal::ploadu<Packet>(at + i * g.cols, mask));
+                }
+                for (int i = 0; i < rows; ++i)
+                    Eigen::internal::pstoreu(out + (k * g.P + p0 + i) * g.Q + j0, sums[i], stored);
+            }
+        }
+#pragma GCC diagnostic pop
+#else
+    for (std::int64_t k = 0; k < g.out_channels; ++k)
+        for (std::int64_t p = 0; p < g.P; ++p)
+            for (std::int64_t j = 0; j < g.Q; ++j) {
+                float sum = bias[k];
+                for (std::int64_t t = 0; t < g.S; ++t) {
+                    const std::int64_t q = column(j, t);
+                    if (q >= 0 && q < g.cols) sum += taps[(k * g.S + t) * g.flat + p * g.cols + q];
+                }
+                out[(k * g.P + p) * g.Q + j] = sum;
+            }
+#endif
+}
+
+// out (out_channels, P, Q) = the correlation of one image padded by rows, through taps
+// (Channels, S, flat): block by block of sums and of filter columns, then the columns added up.
+// A filter's S columns go in as few blocks as inputs_taps allows, of nearly equal widths, so that
+// no block is left with too few sums to hide the multiply-add's latency (5 columns in blocks of
+// at most 4: 3 and 2, not 4 and 1).
+template <int Channels>
+void correlate_by_inputs(const Correlation& g, const float* image, const float* filters,
+                         const float* bias, const char* live, float* taps, float* out) {
+    constexpr int most = inputs_taps(Channels);
+    constexpr std::int64_t block = inputs_vecs(Channels) * lanes;
+    const std::int64_t per_block = ceil_div<std::int64_t>(g.S, ceil_div<std::int64_t>(g.S, most));
+    for (std::int64_t i0 = 0; i0 < g.flat; i0 += block)
+        for (std::int64_t t0 = 0; t0 < g.S; t0 += per_block)
+            with_constant<most>(std::min(per_block, g.S - t0), [&](auto taps_here) {
+                correlate_inputs_block<Channels, decltype(taps_here)::value>(
+                    g, image, filters, i0, t0, live + i0 / block * g.R, taps);
+            });
+    add_shifted_taps(g, taps, bias, out);
+}
+
+template <int... Channels>
+void correlate_by_inputs_of(const Correlation& g, std::integer_sequence<int, Channels...>,
+                            const float* image, const float* filters, const float* bias,
+                            const char* live, float* taps, float* out) {
+    ((g.out_channels == Channels
+          ? correlate_by_inputs<Channels>(g, image, filters, bias, live, taps, out)
+          : void()),
+     ...);
+}
+
 // Of `widths` (ascending), the one that computes the fewest outputs for a row of Q (whole
 // blocks); the widest of those.
 template <int... Widths>
@@ -505,14 +689,17 @@ std::int64_t shared_margin(std::int64_t Q, std::int64_t S, std::int64_t W, Place
     return std::clamp<std::int64_t>(std::min(at.left, right), 0, S - 1);
 }
 
-// A correlation with its kernel and block shape chosen, and its padded plane sized. By channels
-// costs out_lanes/16 Vec multiply-adds per output pixel computed, by pixels out_channels per 16
-// pixels computed (a row of cols); whichever does fewer is taken. LeNet's conv1 and both
-// backward_data passes go by pixels, conv2 and ResNet's 3x3 by channels. `margin` is the input
-// rows' shared_margin, used by pixels.
+// A correlation of an input (in_channels, H, W) placed `at`, with its kernel and block shape
+// chosen and its padded plane sized. Each kernel's cost is counted in Vec multiply-adds per
+// (input channel, r, t), and the cheapest taken: by channels out_lanes/16 per output pixel
+// computed; by pixels out_channels per 16 outputs of the flat plane (rows of cols); by inputs
+// out_channels per 16 sums (P rows of W), plus adding the filter columns up (one masked add per
+// output Vec and filter column, counted as shifted_add_cost). LeNet's conv1 goes by pixels, conv2's
+// backward_data by inputs (65 against 84 by pixels, with AVX-512), conv2 and ResNet's 3x3 by
+// channels.
 Correlation plan(std::int64_t in_channels, std::int64_t out_channels, std::int64_t R,
                  std::int64_t S, std::int64_t stride_h, std::int64_t stride_w, std::int64_t P,
-                 std::int64_t Q, std::int64_t margin) {
+                 std::int64_t Q, std::int64_t W, Placement at) {
     Correlation g{.in_channels = in_channels,
                   .out_channels = out_channels,
                   .out_lanes = ceil_div(out_channels, lanes) * lanes,
@@ -524,10 +711,32 @@ Correlation plan(std::int64_t in_channels, std::int64_t out_channels, std::int64
                   .Q = Q};
     with_block_shapes(g, [&](auto, auto, auto widths) { g.width = best_width(Q, widths); });
     const std::int64_t by_channels_cost = g.out_lanes / lanes * P * ceil_div(Q, g.width) * g.width;
-    const FlatPlanes flat = flat_planes(P, Q, R, S, flat_vecs(out_channels) * lanes, margin);
-    g.by_pixels = stride_h == 1 && stride_w == 1 && out_channels <= most_channels_by_pixels &&
-                  out_channels * flat.flat / lanes < by_channels_cost;
-    if (g.by_pixels) {
+    const bool few_channels =
+        stride_h == 1 && stride_w == 1 && out_channels <= most_channels_by_pixels;
+    const FlatPlanes flat =
+        flat_planes(P, Q, R, S, flat_vecs(out_channels) * lanes, shared_margin(Q, S, W, at));
+    const std::int64_t by_pixels_cost = out_channels * flat.flat / lanes;
+    const std::int64_t inputs_flat =
+        ceil_div(P * W, inputs_vecs(out_channels) * lanes) * inputs_vecs(out_channels) * lanes;
+    const std::int64_t by_inputs_cost =
+        out_channels * inputs_flat / lanes +
+        ceil_div(shifted_add_cost * out_channels * P * ceil_div(Q, lanes), in_channels * R);
+    if (few_channels && at.step_w == 1 && out_channels * S * inputs_flat <= most_tap_sums &&
+        by_inputs_cost < std::min(by_pixels_cost, by_channels_cost)) {
+        g.kernel = Kernel::by_inputs;
+        g.flat = inputs_flat;
+        g.cols = W;
+        g.rows = R - 1 + ceil_div(inputs_flat, W);  // the last block's last filter row
+        g.left = at.left;
+        const std::int64_t blocks = ceil_div(Q, lanes);
+        g.column_masks.assign(static_cast<std::size_t>(S * blocks), 0);
+        for (std::int64_t t = 0; t < S; ++t)
+            for (std::int64_t j = 0; j < Q; ++j)
+                if (const std::int64_t q = j + t - g.left; q >= 0 && q < W)
+                    g.column_masks[static_cast<std::size_t>(t * blocks + j / lanes)] |=
+                        std::uint32_t{1} << (j % lanes);
+    } else if (few_channels && by_pixels_cost < by_channels_cost) {
+        g.kernel = Kernel::by_pixels;
         g.flat = flat.flat;
         g.cols = flat.cols;
         g.rows = flat.rows;
@@ -547,30 +756,51 @@ void correlate_batch(const Correlation& g, std::int64_t N, const float* in, std:
     const std::int64_t image_size = g.in_channels * g.rows * g.cols;
     const std::int64_t out_size = g.out_channels * g.P * g.Q;
     const std::int64_t multiply_adds = out_size * g.in_channels * g.R * g.S;
-    const std::vector<char> live =
-        g.by_pixels ? live_rows(g, flat_vecs(g.out_channels) * lanes, H, at) : std::vector<char>{};
+    // by pixels and by inputs: which filter rows each block reads data through
+    std::vector<char> live;
+    if (g.kernel == Kernel::by_pixels)
+        live = live_rows(g, flat_vecs(g.out_channels) * lanes, H, at);
+    if (g.kernel == Kernel::by_inputs)
+        live = live_rows(g, inputs_vecs(g.out_channels) * lanes, H, at);
+    // By inputs, the input is padded above and below only, its columns where they are.
+    const Placement placed =
+        g.kernel == Kernel::by_inputs ? Placement{at.top, 0, at.step_h, 1} : at;
     // Where the padded plane would be the input itself (no padding, no spread, blocks that end
     // at its edges: LeNet's conv2 forward), the kernels read the input where it lies.
-    const bool in_place = !g.by_pixels && at.top == 0 && at.left == 0 && at.step_h == 1 &&
-                          at.step_w == 1 && g.rows == H && g.cols == W;
+    const bool in_place = g.kernel == Kernel::by_channels && at.top == 0 && at.left == 0 &&
+                          at.step_h == 1 && at.step_w == 1 && g.rows == H && g.cols == W;
+    // by pixels: the flat outputs; by inputs: the filter columns' sums, `lanes` spare at each end
+    const std::int64_t sums_size = g.kernel == Kernel::by_pixels ? g.out_channels * g.flat
+                                   : g.kernel == Kernel::by_inputs
+                                       ? g.out_channels * g.S * g.flat + 2 * lanes
+                                       : 0;
+    constexpr auto channel_counts = std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7, 8>{};
     for_each_batch(N, multiply_adds, [&](std::int64_t begin, std::int64_t count) {
         const auto padded = scratch(in_place ? 0 : image_size);
-        const auto flat_out = scratch(g.out_channels * g.flat);
+        const auto sums = scratch(sums_size);
         for (std::int64_t n = begin; n < begin + count; ++n) {
             const float* image = in + n * g.in_channels * H * W;
             if (!in_place) {
-                place_padded(image, g.in_channels, H, W, at, padded.get(), g.rows, g.cols);
+                place_padded(image, g.in_channels, H, W, placed, padded.get(), g.rows, g.cols);
                 image = padded.get();
             }
-            if (g.by_pixels)
-                correlate_by_pixels_of(g, std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7, 8>{},
-                                       image, filters, bias, live.data(), flat_out.get(),
-                                       out + n * out_size);
-            else
-                with_block_shapes(g, [&](auto vecs, auto stride_w, auto widths) {
-                    correlate_by_channels_of_width<vecs()>(g, widths, image, filters, bias,
-                                                           stride_w, out + n * out_size);
-                });
+            float* image_out = out + n * out_size;
+            switch (g.kernel) {
+                case Kernel::by_pixels:
+                    correlate_by_pixels_of(g, channel_counts, image, filters, bias, live.data(),
+                                           sums.get(), image_out);
+                    break;
+                case Kernel::by_inputs:
+                    correlate_by_inputs_of(g, channel_counts, image, filters, bias, live.data(),
+                                           sums.get() + lanes, image_out);
+                    break;
+                case Kernel::by_channels:
+                    with_block_shapes(g, [&](auto vecs, auto stride_w, auto widths) {
+                        correlate_by_channels_of_width<vecs()>(g, widths, image, filters, bias,
+                                                               stride_w, image_out);
+                    });
+                    break;
+            }
         }
     });
 }
@@ -592,6 +822,37 @@ Scratch filters_by_tap(const Conv2dShape& s, const Correlation& g, const float* 
                         f[((c * s.R + r) * s.S + t) * g.out_lanes + k] = weight;
                 }
     return f;
+}
+
+// A pass's correlation, and where its input goes in the plane the correlation reads.
+struct Pass {
+    Correlation g;
+    Placement at;
+};
+
+// forward: x padded by (pad_h, pad_w), correlated with the filters, C channels in and K out.
+Pass forward_pass(const Conv2dShape& s) {
+    const Placement padded{s.pad_h, s.pad_w, 1, 1};
+    return {plan(s.C, s.K, s.R, s.S, s.stride_h, s.stride_w, s.P(), s.Q(), s.W, padded), padded};
+}
+
+// backward_data: dy spread out by the stride and padded by R-1-pad_h and S-1-pad_w, correlated
+// at stride 1 with the filters flipped, K channels in and C out.
+Pass backward_data_pass(const Conv2dShape& s) {
+    const Placement spread{s.R - 1 - s.pad_h, s.S - 1 - s.pad_w, s.stride_h, s.stride_w};
+    return {plan(s.K, s.C, s.R, s.S, 1, 1, s.H, s.W, s.Q(), spread), spread};
+}
+
+const char* kernel_name(Kernel kernel) {
+    switch (kernel) {
+        case Kernel::by_channels:
+            return "by channels";
+        case Kernel::by_pixels:
+            return "by pixels";
+        case Kernel::by_inputs:
+            return "by inputs";
+    }
+    return "?";
 }
 
 // --- backward_weights ------------------------------------------------------------------------
@@ -649,15 +910,6 @@ constexpr int block_rows(int taps, int vecs) {
     return std::clamp(gradient_sums / (taps * vecs), 1, most_block_rows);
 }
 using TapWidths = WidthList<1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12>;
-
-// Calls body(std::integral_constant<int, rows>{}) for rows in 1 .. Most.
-template <int Most, typename Body>
-void with_rows(std::int64_t rows, Body body) {
-    [&]<int... I>(std::integer_sequence<int, I...>) {
-        ((rows == I + 1 ? body(std::integral_constant<int, I + 1>{}) : void()), ...);
-    }
-    (std::make_integer_sequence<int, Most>{});
-}
 
 // One chunk of images, as weight_gradient_block reads them:
 //   images    (count, C, rows, cols): x padded, rows = (P-1)*stride_h + R,
@@ -741,7 +993,7 @@ void weight_gradient_by_blocks(const Conv2dShape& s, const GradientChunk& in,
             for (std::int64_t c = 0; c < s.C; ++c)
                 for (std::int64_t rb = 0; rb < row_blocks; ++rb)
                     for (std::int64_t tb = 0; tb < tap_blocks; ++tb)
-                        with_rows<Rows>(
+                        with_constant<Rows>(
                             std::min<std::int64_t>(Rows, s.R - rb * Rows), [&](auto rows) {
                                 weight_gradient_block<Taps, decltype(rows)::value, Vecs>(
                                     s, in, n, c, rb * Rows, tb * Taps,
@@ -934,9 +1186,7 @@ bool weight_gradient_by_pixels(const Conv2dShape& s) {
 
 void conv2d_forward_direct(const Conv2dShape& s, const float* x, const float* w, const float* b,
                            float* y) {
-    const Placement padded{s.pad_h, s.pad_w, 1, 1};
-    const Correlation g = plan(s.C, s.K, s.R, s.S, s.stride_h, s.stride_w, s.P(), s.Q(),
-                               shared_margin(s.Q(), s.S, s.W, padded));
+    const auto [g, padded] = forward_pass(s);
     const auto filters = filters_by_tap(s, g, w, false);
     const auto bias = scratch(g.out_lanes);  // b, zeros past K
     Eigen::Map<Array>(bias.get(), g.out_lanes).setZero();
@@ -945,13 +1195,15 @@ void conv2d_forward_direct(const Conv2dShape& s, const float* x, const float* w,
 }
 
 void conv2d_backward_data_direct(const Conv2dShape& s, const float* dy, const float* w, float* dx) {
-    const Placement spread{s.R - 1 - s.pad_h, s.S - 1 - s.pad_w, s.stride_h, s.stride_w};
-    const Correlation g =
-        plan(s.K, s.C, s.R, s.S, 1, 1, s.H, s.W, shared_margin(s.W, s.S, s.Q(), spread));
+    const auto [g, spread] = backward_data_pass(s);
     const auto filters = filters_by_tap(s, g, w, true);
     const auto zeros = scratch(g.out_lanes);
     Eigen::Map<Array>(zeros.get(), g.out_lanes).setZero();
     correlate_batch(g, s.N, dy, s.P(), s.Q(), spread, filters.get(), zeros.get(), dx);
+}
+
+DirectKernels conv2d_direct_kernels(const Conv2dShape& s) {
+    return {kernel_name(forward_pass(s).g.kernel), kernel_name(backward_data_pass(s).g.kernel)};
 }
 
 void conv2d_backward_weights_direct(const Conv2dShape& s, const float* x, const float* dy,

@@ -3,6 +3,8 @@
 // conv2d.cpp's (it is the same for every algorithm).
 #pragma once
 
+#include <string>
+
 #include "common/ops.hpp"
 
 namespace triptych::cpu_eigen_omp {
@@ -24,5 +26,12 @@ void conv2d_forward_direct(const Conv2dShape& s, const float* x, const float* w,
 void conv2d_backward_data_direct(const Conv2dShape& s, const float* dy, const float* w, float* dx);
 void conv2d_backward_weights_direct(const Conv2dShape& s, const float* x, const float* dy,
                                     float* dw);
+
+// The kernel that the forward and the backward_data pass take for shape s: "by channels", "by
+// pixels" or "by inputs" (conv_direct.cpp explains each). For the tests and lesson 08.
+struct DirectKernels {
+    std::string forward, backward_data;
+};
+DirectKernels conv2d_direct_kernels(const Conv2dShape& s);
 
 }  // namespace triptych::cpu_eigen_omp
