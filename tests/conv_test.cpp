@@ -168,6 +168,11 @@ TEST_CASE(
     // L1 cache it is limited to.
     const Conv2dShape nine = check::parse_conv2d_shape("1,4,32,32,4,9,9,1,4");
     CHECK(conv2d_direct_kernels(nine).forward == "by pixels");
+    // Rows of 4 inputs padded to 40,000 outputs: by inputs counts far cheaper, but would keep
+    // 12,500 column masks (5 filter columns x 2,500 Vecs of outputs with 16 lanes; twice that with
+    // 8).
+    const Conv2dShape wide = check::parse_conv2d_shape("1,8,5,4,2,5,5,1,1,0,20000");
+    CHECK(conv2d_direct_kernels(wide).forward == "by pixels");
 
     // Shapes whose pass goes by inputs with 16 lanes and with 8: inputs much narrower than the
     // rows padding makes of them. N,C,H,W,K,R,S,STRIDE_H,STRIDE_W,PAD_H,PAD_W.

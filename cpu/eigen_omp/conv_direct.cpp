@@ -725,7 +725,11 @@ Correlation plan(std::int64_t in_channels, std::int64_t out_channels, std::int64
     const std::int64_t by_inputs_cost =
         out_channels * inputs_flat / lanes +
         ceil_div(shifted_add_cost * out_channels * P * ceil_div(Q, lanes), in_channels * R);
-    if (few_channels && at.step_w == 1 && out_channels * S * inputs_flat <= most_tap_sums &&
+    // by inputs' sums (S per output) and masks (S per Vec of outputs) within most_tap_sums,
+    // written so that no product can overflow
+    const bool inputs_fit = inputs_flat <= most_tap_sums / (out_channels * S) &&
+                            S * ceil_div(Q, lanes) <= most_tap_sums;
+    if (few_channels && at.step_w == 1 && inputs_fit &&
         by_inputs_cost < std::min(by_pixels_cost, by_channels_cost)) {
         g.kernel = Kernel::by_inputs;
         g.flat = inputs_flat;
