@@ -477,16 +477,6 @@ void correlate_by_pixels(const Correlation& g, const float* image, const float* 
         }
 }
 
-template <int... Channels>
-void correlate_by_pixels_of(const Correlation& g, std::integer_sequence<int, Channels...>,
-                            const float* image, const float* filters, const float* bias,
-                            const char* live, float* flat_out, float* out) {
-    ((g.out_channels == Channels
-          ? correlate_by_pixels<Channels>(g, image, filters, bias, live, flat_out, out)
-          : void()),
-     ...);
-}
-
 // By inputs (stride 1, few output channels), for inputs much narrower than the padded rows by
 // pixels would compute over: backward_data's dy, padded by S - 1 - pad_w zero columns on each
 // side. By pixels spends lanes on those zeros: LeNet conv2's backward_data reads rows of 10 inputs
@@ -639,16 +629,6 @@ void correlate_by_inputs(const Correlation& g, const float* image, const float* 
     add_shifted_taps(g, taps, bias, out);
 }
 
-template <int... Channels>
-void correlate_by_inputs_of(const Correlation& g, std::integer_sequence<int, Channels...>,
-                            const float* image, const float* filters, const float* bias,
-                            const char* live, float* taps, float* out) {
-    ((g.out_channels == Channels
-          ? correlate_by_inputs<Channels>(g, image, filters, bias, live, taps, out)
-          : void()),
-     ...);
-}
-
 // Of `widths` (ascending), the one that computes the fewest outputs for a row of Q (whole
 // blocks); the widest of those.
 template <int... Widths>
@@ -782,7 +762,6 @@ void correlate_batch(const Correlation& g, std::int64_t N, const float* in, std:
                                    : g.kernel == Kernel::by_inputs
                                        ? g.out_channels * g.S * g.flat + 2 * lanes
                                        : 0;
-    constexpr auto channel_counts = std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7, 8>{};
     for_each_batch(N, multiply_adds, [&](std::int64_t begin, std::int64_t count) {
         const auto padded = scratch(in_place ? 0 : image_size);
         const auto sums = scratch(sums_size);
@@ -795,12 +774,16 @@ void correlate_batch(const Correlation& g, std::int64_t N, const float* in, std:
             float* image_out = out + n * out_size;
             switch (g.kernel) {
                 case Kernel::by_pixels:
-                    correlate_by_pixels_of(g, channel_counts, image, filters, bias, live.data(),
-                                           sums.get(), image_out);
+                    with_constant<most_channels_by_pixels>(g.out_channels, [&](auto channels) {
+                        correlate_by_pixels<channels()>(g, image, filters, bias, live.data(),
+                                                        sums.get(), image_out);
+                    });
                     break;
                 case Kernel::by_inputs:
-                    correlate_by_inputs_of(g, channel_counts, image, filters, bias, live.data(),
-                                           sums.get() + lanes, image_out);
+                    with_constant<most_channels_by_pixels>(g.out_channels, [&](auto channels) {
+                        correlate_by_inputs<channels()>(g, image, filters, bias, live.data(),
+                                                        sums.get() + lanes, image_out);
+                    });
                     break;
                 case Kernel::by_channels:
                     with_block_shapes(g, [&](auto vecs, auto stride_w, auto widths) {
@@ -1160,15 +1143,6 @@ void weight_gradient_flat_chunk(const Conv2dShape& s, const float* x, const floa
         }
 }
 
-template <int... Channels>
-void weight_gradient_flat_chunk_of(const Conv2dShape& s, std::integer_sequence<int, Channels...>,
-                                   const float* x, const float* dy, std::int64_t first,
-                                   const FlatGradientChunk& in, float* partial) {
-    ((s.K == Channels ? weight_gradient_flat_chunk<Channels>(s, x, dy, first, in, partial)
-                      : void()),
-     ...);
-}
-
 // The flat planes of backward_weights by pixels: x padded, dy on rows of the same length.
 FlatPlanes weight_gradient_planes(const Conv2dShape& s) {
     const Placement padded{s.pad_h, s.pad_w, 1, 1};
@@ -1243,9 +1217,9 @@ void conv2d_backward_weights_direct(const Conv2dShape& s, const float* x, const 
                                            .plane = flat.rows * flat.cols,
                                            .images = images.get(),
                                            .gradients = gradients.get()};
-                weight_gradient_flat_chunk_of(s,
-                                              std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7, 8>{},
-                                              x, dy, first, in, partial);
+                with_constant<most_channels_by_pixels>(s.K, [&](auto channels) {
+                    weight_gradient_flat_chunk<channels()>(s, x, dy, first, in, partial);
+                });
                 continue;
             }
             const GradientChunk in{.count = images_here,
