@@ -506,6 +506,8 @@ constexpr int inputs_vecs(std::int64_t channels) { return 2 * channels <= inputs
 // per thread: 32 KiB, an L1 data cache, where add_shifted_taps reads back what the blocks wrote.
 // Past it by inputs lost to by pixels: a 9 x 9 filter on 4 channels of 32 x 32 (147 KiB of sums)
 // ran 28% slower, on 16 x 16 (36 KiB) 10% slower (Zen 5, an interleaved A/B of the two kernels).
+// Within it the count can still be wrong where it is close: on 8 x 8 (9 KiB), by inputs counts 20
+// against 24 and ran 5% slower.
 constexpr std::int64_t most_tap_sums = 8192;
 
 // What plan() counts for one masked load-and-add of add_shifted_taps, in multiply-adds of the
