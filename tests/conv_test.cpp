@@ -156,8 +156,9 @@ TEST_CASE(
     const Conv2dShape conv1 = check::parse_conv2d_shape("64,1,28,28,6,5,5,1,2");
     const Conv2dShape conv2 = check::parse_conv2d_shape("64,6,14,14,16,5,5,1,0");
     CHECK(conv2d_direct_kernels(conv1).forward == "by pixels");
-#ifdef __AVX512F__  // by inputs counts 58 against by pixels' 60 with 16 lanes, 113 against 108 with
-                    // 8
+    // conv1's backward_data: by inputs counts 58 against by pixels' 60 with 16 lanes, 113 against
+    // 108 with 8.
+#ifdef __AVX512F__
     CHECK(conv2d_direct_kernels(conv1).backward_data == "by inputs");
 #else
     CHECK(conv2d_direct_kernels(conv1).backward_data == "by pixels");
@@ -181,13 +182,12 @@ TEST_CASE(
         bool forward;  // else backward_data
     };
     const Case cases[] = {
-        {"64,6,14,14,16,5,5,1,0", false},   // LeNet's conv2: 6 channels, 5 filter columns
-        {"2,3,9,12,5,4,7,2,1,1,0", false},  // dy's rows spread by stride 2, 3 channels
-        {"3,7,6,9,1,3,5,1,1,3,4", true},    // 1 output channel, with a bias
-        {"2,9,5,3,7,2,5,1,1,1,4", true},    // 7 channels
-        {"2,11,4,2,8,3,6,1,1,2,5", true},   // 8 channels
-        {"3,5,4,16,12,2,13,1,1,1,0",
-         false},  // 13 filter columns: 7 blocks with 16 lanes, 13 with 8
+        {"64,6,14,14,16,5,5,1,0", false},     // LeNet's conv2: 6 channels, 5 filter columns
+        {"2,3,9,12,5,4,7,2,1,1,0", false},    // dy's rows spread by stride 2, 3 channels
+        {"3,7,6,9,1,3,5,1,1,3,4", true},      // 1 output channel, with a bias
+        {"2,9,5,3,7,2,5,1,1,1,4", true},      // 7 channels
+        {"2,11,4,2,8,3,6,1,1,2,5", true},     // 8 channels
+        {"3,5,4,16,12,2,13,1,1,1,0", false},  // 13 filter columns, in 7 blocks (16 lanes) or 13
     };
     const Backend& b = backend("cpu_eigen_omp");
     for (const Case& c : cases) {
