@@ -165,7 +165,7 @@ TEST_CASE(
 #endif
     CHECK(conv2d_direct_kernels(conv2).forward == "by channels");
     CHECK(conv2d_direct_kernels(conv2).backward_data == "by inputs");
-    // Lesson 10's 9x9 filter: by inputs counts cheaper, but its sums (147 KiB) would not fit the
+    // Lesson 10's 9x9 filter: by inputs counts cheaper, but its sums (144 KiB) would not fit the
     // L1 cache it is limited to.
     const Conv2dShape nine = check::parse_conv2d_shape("1,4,32,32,4,9,9,1,4");
     CHECK(conv2d_direct_kernels(nine).forward == "by pixels");

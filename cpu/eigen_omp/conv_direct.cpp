@@ -153,7 +153,7 @@ void with_constant(std::int64_t n, Body body) {
 
 // --- forward and backward_data: correlate_batch ----------------------------------------------
 
-// Below this many output channels, and with stride 1, correlate_batch vectorises over pixels
+// At most this many output channels, and with stride 1, correlate_batch may vectorise over pixels
 // (correlate_by_pixels, correlate_by_inputs) instead of output channels: LeNet's conv1 has 6, and
 // its backward_data 1, which would fill 6 or 1 of a Vec's 16 lanes.
 constexpr std::int64_t most_channels_by_pixels = 8;
@@ -434,12 +434,13 @@ template <int Channels>
             Eigen::Map<Vec>(flat_out + k * g.flat + i0 + v * lanes) = sums[k][v];
 }
 
-// Which filter rows each block of correlate_by_pixels reads any data through: live[b*R + r] is
-// false when every input that block b (outputs b*block .. b*block + block - 1 of the flat plane)
-// reads through filter row r is padding, so the block skips that row. The transposed convolution
-// of backward_data reads dy padded by R - 1 - pad_h rows above and below (and, with a stride,
-// spread by zero rows): up to 2 in 7 of LeNet conv2's row reads. The same for every image, so it
-// is worked out once per call, from the rows an input row is placed on (Placement).
+// Which filter rows each block of correlate_by_pixels (or correlate_by_inputs) reads any data
+// through: live[b*R + r] is false when every input that block b (the `block` sums of the flat
+// plane from b*block on) reads through filter row r is padding, so the block skips that row. The
+// transposed convolution of backward_data reads dy padded by R - 1 - pad_h rows above and below
+// (and, with a stride, spread by zero rows): up to 2 in 7 of LeNet conv2's row reads. The same for
+// every image, so it is worked out once per call, from the rows an input row is placed on
+// (Placement).
 std::vector<char> live_rows(const Correlation& g, std::int64_t block, std::int64_t H,
                             Placement at) {
     std::vector<char> data(static_cast<std::size_t>(g.rows), 0);
@@ -504,7 +505,7 @@ constexpr int inputs_vecs(std::int64_t channels) { return 2 * channels <= inputs
 
 // The most floats of filter-column sums (out_channels x S x the flat plane) that by inputs keeps
 // per thread: 32 KiB, an L1 data cache, where add_shifted_taps reads back what the blocks wrote.
-// Past it by inputs lost to by pixels: a 9 x 9 filter on 4 channels of 32 x 32 (147 KiB of sums)
+// Past it by inputs lost to by pixels: a 9 x 9 filter on 4 channels of 32 x 32 (144 KiB of sums)
 // ran 28% slower, on 16 x 16 (36 KiB) 10% slower (Zen 5, an interleaved A/B of the two kernels).
 // Within it the count can still be wrong where it is close: on 8 x 8 (9 KiB), by inputs counts 20
 // against 24 and ran 5% slower.
@@ -707,8 +708,8 @@ Correlation plan(std::int64_t in_channels, std::int64_t out_channels, std::int64
     const std::int64_t by_inputs_cost =
         out_channels * inputs_flat / lanes +
         ceil_div(shifted_add_cost * out_channels * P * ceil_div(Q, lanes), in_channels * R);
-    // by inputs' sums (S per output) and masks (S per Vec of outputs) within most_tap_sums,
-    // written so that no product can overflow
+    // by inputs' sums (S per position of the flat plane of inputs) and masks (S per Vec of outputs)
+    // within most_tap_sums, written so that no product can overflow
     const bool inputs_fit = inputs_flat <= most_tap_sums / (out_channels * S) &&
                             S * ceil_div(Q, lanes) <= most_tap_sums;
     if (few_channels && at.step_w == 1 && inputs_fit &&

@@ -27,7 +27,7 @@ using RowMajorMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eige
 
 // Where scratch memory starts: on a cache line (64 bytes), so that a kernel's aligned Vecs each
 // lie in one line. malloc promises 16 bytes, and glibc serves large blocks from mmap at 16 past a
-// page: every 64-byte Vec of ResNet 3x3's re-laid-out filters (147 KiB) then straddled two lines.
+// page: every 64-byte Vec of ResNet 3x3's re-laid-out filters (144 KiB) then straddled two lines.
 // Aligned, on a Zen 5, 3 alternating runs of 3 interleaved repetitions: ResNet 3x3's direct
 // forward 8.86-9.24 -> 8.37-8.65 ms, forward+backward 27.4-28.9 -> 26.2-26.4 ms; LeNet conv1's
 // forward+backward 325-352 -> 290-308 us.
