@@ -172,6 +172,7 @@ struct Correlation {
     Kernel kernel = Kernel::by_channels;
     std::int64_t width = 1;           // by channels: output pixels per block
     std::int64_t flat = 0;            // by pixels and by inputs: the flat plane, whole blocks
+    std::int64_t block = 0;           // by pixels and by inputs: sums per block of the flat plane
     std::int64_t rows = 0, cols = 0;  // the padded image's plane (by inputs: padded by rows only)
     std::int64_t left = 0;            // by inputs: the padded column of input column 0
     // by inputs: column_masks[t*ceil(Q/lanes) + b], bit l set where output b*lanes + l exists
@@ -435,14 +436,14 @@ template <int Channels>
 }
 
 // Which filter rows each block of correlate_by_pixels (or correlate_by_inputs) reads any data
-// through: live[b*R + r] is false when every input that block b (the `block` sums of the flat
-// plane from b*block on) reads through filter row r is padding, so the block skips that row. The
+// through: live[b*R + r] is false when every input that block b (the g.block sums of the flat
+// plane from b*g.block on) reads through filter row r is padding, so the block skips that row. The
 // transposed convolution of backward_data reads dy padded by R - 1 - pad_h rows above and below
 // (and, with a stride, spread by zero rows): up to 2 in 7 of LeNet conv2's row reads. The same for
 // every image, so it is worked out once per call, from the rows an input row is placed on
 // (Placement).
-std::vector<char> live_rows(const Correlation& g, std::int64_t block, std::int64_t H,
-                            Placement at) {
+std::vector<char> live_rows(const Correlation& g, std::int64_t H, Placement at) {
+    const std::int64_t block = g.block;
     std::vector<char> data(static_cast<std::size_t>(g.rows), 0);
     for (std::int64_t h = 0; h < H; ++h) {
         const std::int64_t row = at.top + h * at.step_h;
@@ -700,11 +701,11 @@ Correlation plan(std::int64_t in_channels, std::int64_t out_channels, std::int64
     const std::int64_t by_channels_cost = g.out_lanes / lanes * P * ceil_div(Q, g.width) * g.width;
     const bool few_channels =
         stride_h == 1 && stride_w == 1 && out_channels <= most_channels_by_pixels;
-    const FlatPlanes flat =
-        flat_planes(P, Q, R, S, flat_vecs(out_channels) * lanes, shared_margin(Q, S, W, at));
+    const std::int64_t pixels_block = flat_vecs(out_channels) * lanes;
+    const FlatPlanes flat = flat_planes(P, Q, R, S, pixels_block, shared_margin(Q, S, W, at));
     const std::int64_t by_pixels_cost = out_channels * flat.flat / lanes;
-    const std::int64_t inputs_flat =
-        ceil_div(P * W, inputs_vecs(out_channels) * lanes) * inputs_vecs(out_channels) * lanes;
+    const std::int64_t inputs_block = inputs_vecs(out_channels) * lanes;
+    const std::int64_t inputs_flat = ceil_div(P * W, inputs_block) * inputs_block;
     const std::int64_t by_inputs_cost =
         out_channels * inputs_flat / lanes +
         ceil_div(shifted_add_cost * out_channels * P * ceil_div(Q, lanes), in_channels * R);
@@ -716,6 +717,7 @@ Correlation plan(std::int64_t in_channels, std::int64_t out_channels, std::int64
         by_inputs_cost < std::min(by_pixels_cost, by_channels_cost)) {
         g.kernel = Kernel::by_inputs;
         g.flat = inputs_flat;
+        g.block = inputs_block;
         g.cols = W;
         g.rows = R - 1 + ceil_div(inputs_flat, W);  // the last block's last filter row
         g.left = at.left;
@@ -729,6 +731,7 @@ Correlation plan(std::int64_t in_channels, std::int64_t out_channels, std::int64
     } else if (few_channels && by_pixels_cost < by_channels_cost) {
         g.kernel = Kernel::by_pixels;
         g.flat = flat.flat;
+        g.block = pixels_block;
         g.cols = flat.cols;
         g.rows = flat.rows;
     } else {
@@ -748,11 +751,8 @@ void correlate_batch(const Correlation& g, std::int64_t N, const float* in, std:
     const std::int64_t out_size = g.out_channels * g.P * g.Q;
     const std::int64_t multiply_adds = out_size * g.in_channels * g.R * g.S;
     // by pixels and by inputs: which filter rows each block reads data through
-    std::vector<char> live;
-    if (g.kernel == Kernel::by_pixels)
-        live = live_rows(g, flat_vecs(g.out_channels) * lanes, H, at);
-    if (g.kernel == Kernel::by_inputs)
-        live = live_rows(g, inputs_vecs(g.out_channels) * lanes, H, at);
+    const std::vector<char> live =
+        g.kernel == Kernel::by_channels ? std::vector<char>{} : live_rows(g, H, at);
     // By inputs, the input is padded above and below only, its columns where they are.
     const Placement placed =
         g.kernel == Kernel::by_inputs ? Placement{at.top, 0, at.step_h, 1} : at;
