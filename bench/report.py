@@ -61,7 +61,7 @@ TABLES = {
 }
 # Convolution rows: conv2d_<pass>_<algorithm>/<variant>/<shape name>, where pass is forward or
 # forward_backward; shapes are the named benchmark shapes and sweep_r<R>.
-CONV_ALGORITHMS = ("direct", "im2col", "fft", "implicit_gemm")  # common/ops.hpp's order
+CONV_ALGORITHMS = ("direct", "im2col", "fft", "implicit_gemm", "winograd")  # common/ops.hpp's order
 CONV_OP = re.compile(r"conv2d_(forward|forward_backward)_(" + "|".join(CONV_ALGORITHMS) + ")$")
 CONV_SHAPES = ("lenet_conv1", "lenet_conv2", "resnet_3x3", "large_11x11")
 # Training rows (bench/train.cpp): train_step/<variant>/<model> (counter `images`; a model

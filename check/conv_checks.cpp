@@ -8,6 +8,8 @@
 //                   N P Q for dw) added in some order, so gemm's bound with that length holds;
 //   fft             a transformed sum's error is relative to the whole planes it came from,
 //                   not to the terms of one output (see fft_levels and the passes below);
+//   winograd        relative to the same transforms and products on absolute values, a sum
+//                   larger than sum|x w| (winograd_scale);
 //   max pooling     exact: y, argmax and (without overlap) dx only move values;
 //   avg pooling     a short sum and a division.
 #include <algorithm>
@@ -110,6 +112,151 @@ std::vector<double> transposed(const std::vector<double>& norms, std::int64_t ro
     return t;
 }
 
+// The winograd algorithm's error model (cpu/eigen_omp/conv_winograd.cpp). F(2x2, 3x3) computes a
+// 2x2 tile of outputs as A^T [sum_i (G g_i G^T) . (B^T d_i B)] A, over the input channels i, d_i
+// the tile's 4x4 patch of channel i and g_i its filter. To first order, each step's rounding error
+// is at most its roundings times u times the same step on absolute values, so the error of every
+// output is below (roundings) u S, with
+//   S = |A^T| [sum_i (|G| |g_i| |G^T|) . (|B^T| |d_i| |B|)] |A|
+// which is at least sum_i |x w| and up to several times it (the transforms add up to four
+// values, each entry of A^T . A nine). Roundings: 4 in G g G^T (sums of three, rows then
+// columns), 2 in B^T d B, 1 product, at most C - 1 in the sum over channels, 4 in A^T . A, and one
+// for the bias: C + 11. backward_data is the same on dy, with the filters rotated and k and c
+// swapped (K channels summed). backward_weights is F(3x3, 2x2): dw = A2^T [sum over tiles
+// (G2 e G2^T) . (B^T d B)] A2 with e dy's 2x2 tile: 2 roundings in G2 . G2^T, 2 in B^T . B, 1
+// product, at most T - 1 in the sum over the T tiles of all images, 4 in A2^T . A2: T + 8.
+// S is computed here in float64, from the absolute values of the data and of the matrices.
+namespace winograd {
+
+// |B^T|, |G|, |A^T| of F(2x2, 3x3), and |G2|, |A2^T| of F(3x3, 2x2), row-major.
+constexpr double BT[4][4] = {{1, 0, 1, 0}, {0, 1, 1, 0}, {0, 1, 1, 0}, {0, 1, 0, 1}};
+constexpr double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, 0.5, 0.5}, {0, 0, 1}};
+constexpr double AT[2][4] = {{1, 1, 1, 0}, {0, 1, 1, 1}};
+constexpr double G2[4][2] = {{1, 0}, {0.5, 0.5}, {0.5, 0.5}, {0, 1}};
+constexpr double A2T[3][4] = {{1, 1, 1, 0}, {0, 1, 1, 0}, {0, 1, 1, 1}};
+
+// M X M^T for an (r x c) M and a (c x c) X, row-major: r x r.
+template <std::size_t R, std::size_t C>
+std::vector<double> sandwich(const double (&M)[R][C], const double* X) {
+    std::vector<double> out(R * R, 0.0);
+    for (std::size_t i = 0; i < R; ++i)
+        for (std::size_t j = 0; j < R; ++j)
+            for (std::size_t a = 0; a < C; ++a)
+                for (std::size_t b = 0; b < C; ++b)
+                    out[i * R + j] += M[i][a] * X[a * C + b] * M[j][b];
+    return out;
+}
+
+// |B^T| |d| |B| for the 4x4 patch of an (H x W) plane at (row, col), 0 outside the plane.
+std::vector<double> patch(const double* plane, std::int64_t H, std::int64_t W, std::int64_t row,
+                          std::int64_t col) {
+    double d[16];
+    for (std::int64_t r = 0; r < 4; ++r)
+        for (std::int64_t c = 0; c < 4; ++c) {
+            const std::int64_t h = row + r, w = col + c;
+            d[r * 4 + c] = h >= 0 && h < H && w >= 0 && w < W ? plane[h * W + w] : 0.0;
+        }
+    return sandwich(BT, d);
+}
+
+// S for every output of `outs` planes (P x Q) of each image, from `ins` planes (H x W) of |input|
+// and filters |f(o, i)| (9 taps each), tile (ti, tj) reading from (2 ti - pad_h, 2 tj - pad_w).
+template <typename Filter>
+std::vector<double> correlation_scale(const std::vector<double>& in, std::int64_t images,
+                                      std::int64_t ins, std::int64_t H, std::int64_t W,
+                                      std::int64_t outs, std::int64_t P, std::int64_t Q,
+                                      std::int64_t pad_h, std::int64_t pad_w, Filter f) {
+    std::vector<std::vector<double>> U;  // U[o * ins + i] = |G| |f| |G^T|
+    for (std::int64_t o = 0; o < outs; ++o)
+        for (std::int64_t i = 0; i < ins; ++i) U.push_back(sandwich(G, f(o, i)));
+    std::vector<double> scale(static_cast<std::size_t>(images * outs * P * Q));
+    for (std::int64_t n = 0; n < images; ++n)
+        for (std::int64_t ti = 0; ti < ceil_div(P, std::int64_t{2}); ++ti)
+            for (std::int64_t tj = 0; tj < ceil_div(Q, std::int64_t{2}); ++tj) {
+                std::vector<std::vector<double>> V;
+                for (std::int64_t i = 0; i < ins; ++i)
+                    V.push_back(patch(in.data() + (n * ins + i) * H * W, H, W, 2 * ti - pad_h,
+                                      2 * tj - pad_w));
+                for (std::int64_t o = 0; o < outs; ++o) {
+                    double m[16] = {};
+                    for (std::int64_t i = 0; i < ins; ++i)
+                        for (int p = 0; p < 16; ++p)
+                            m[p] += U[std::size_t(o * ins + i)][std::size_t(p)] *
+                                    V[std::size_t(i)][std::size_t(p)];
+                    const std::vector<double> y = sandwich(AT, m);
+                    for (std::int64_t a = 0; a < 2 && 2 * ti + a < P; ++a)
+                        for (std::int64_t b = 0; b < 2 && 2 * tj + b < Q; ++b)
+                            scale[std::size_t(((n * outs + o) * P + 2 * ti + a) * Q + 2 * tj + b)] =
+                                y[std::size_t(a * 2 + b)];
+                }
+            }
+    return scale;
+}
+
+// The forward pass's S: |x| correlated with |w|.
+std::vector<double> forward_scale(const Conv2dShape& s, const std::vector<double>& abs_x,
+                                  const std::vector<double>& abs_w) {
+    return correlation_scale(
+        abs_x, s.N, s.C, s.H, s.W, s.K, s.P(), s.Q(), s.pad_h, s.pad_w,
+        [&](std::int64_t k, std::int64_t c) { return &abs_w[std::size_t((k * s.C + c) * 9)]; });
+}
+
+// backward_data's S: |dy| padded by 2 - pad, correlated with |w| rotated, k and c swapped.
+std::vector<double> backward_data_scale(const Conv2dShape& s, const std::vector<double>& abs_dy,
+                                        const std::vector<double>& abs_w) {
+    std::vector<double> rotated(abs_w.size());
+    for (std::int64_t c = 0; c < s.C; ++c)
+        for (std::int64_t k = 0; k < s.K; ++k)
+            for (std::int64_t tap = 0; tap < 9; ++tap)
+                rotated[std::size_t((c * s.K + k) * 9 + tap)] =
+                    abs_w[std::size_t((k * s.C + c) * 9 + 8 - tap)];
+    return correlation_scale(
+        abs_dy, s.N, s.K, s.P(), s.Q(), s.C, s.H, s.W, 2 - s.pad_h, 2 - s.pad_w,
+        [&](std::int64_t c, std::int64_t k) { return &rotated[std::size_t((c * s.K + k) * 9)]; });
+}
+
+// backward_weights' S for dw (K, C, 3, 3): sum over tiles of (|G2| |e| |G2^T|) . (|B^T| |d| |B|),
+// then |A2^T| . |A2|.
+std::vector<double> backward_weights_scale(const Conv2dShape& s, const std::vector<double>& abs_x,
+                                           const std::vector<double>& abs_dy) {
+    const std::int64_t P = s.P(), Q = s.Q();
+    std::vector<double> sums(static_cast<std::size_t>(s.K * s.C * 16), 0.0);
+    for (std::int64_t n = 0; n < s.N; ++n)
+        for (std::int64_t ti = 0; ti < ceil_div(P, std::int64_t{2}); ++ti)
+            for (std::int64_t tj = 0; tj < ceil_div(Q, std::int64_t{2}); ++tj) {
+                std::vector<std::vector<double>> V, E;
+                for (std::int64_t c = 0; c < s.C; ++c)
+                    V.push_back(patch(abs_x.data() + (n * s.C + c) * s.H * s.W, s.H, s.W,
+                                      2 * ti - s.pad_h, 2 * tj - s.pad_w));
+                for (std::int64_t k = 0; k < s.K; ++k) {
+                    double e[4];
+                    for (std::int64_t a = 0; a < 2; ++a)
+                        for (std::int64_t b = 0; b < 2; ++b) {
+                            const std::int64_t p = 2 * ti + a, q = 2 * tj + b;
+                            e[a * 2 + b] =
+                                p < P && q < Q
+                                    ? abs_dy[std::size_t(((n * s.K + k) * P + p) * Q + q)]
+                                    : 0.0;
+                        }
+                    E.push_back(sandwich(G2, e));
+                }
+                for (std::int64_t k = 0; k < s.K; ++k)
+                    for (std::int64_t c = 0; c < s.C; ++c)
+                        for (int p = 0; p < 16; ++p)
+                            sums[std::size_t((k * s.C + c) * 16 + p)] +=
+                                E[std::size_t(k)][std::size_t(p)] *
+                                V[std::size_t(c)][std::size_t(p)];
+            }
+    std::vector<double> scale(static_cast<std::size_t>(s.K * s.C * 9));
+    for (std::int64_t f = 0; f < s.K * s.C; ++f) {
+        const std::vector<double> dw = sandwich(A2T, &sums[std::size_t(f * 16)]);
+        std::copy(dw.begin(), dw.end(), scale.begin() + f * 9);
+    }
+    return scale;
+}
+
+}  // namespace winograd
+
 // The bound of a bias gradient, as bias_backward's: a sum of N P Q terms in any order,
 // 2 (N P Q + 1) u sum|dy|, whatever the algorithm (no pass needs a transform for it).
 double bias_gradient_rtol(const Conv2dShape& s) {
@@ -123,7 +270,8 @@ double bias_gradient_rtol(const Conv2dShape& s) {
 //                   2 (C R S + 2) u (sum|x w| + |b|);
 //   fft:            per output plane (n, k), the bound above with C channels, plus the bias's
 //                   rounding: u ((16 L + C + 3) sum_c ||x[n, c]|| ||w[k, c]|| + |b[k]|);
-//                   doubled.
+//                   doubled;
+//   winograd:       2u ((C + 11) S + |b|), S as in winograd:: above.
 CaseResult check_conv2d_forward(const Backend& backend, const Conv2dShape& s,
                                 ConvAlgorithm algorithm, std::uint64_t seed) {
     s.validate();
@@ -145,6 +293,13 @@ CaseResult check_conv2d_forward(const Backend& backend, const Conv2dShape& s,
         for (std::size_t i = 0; i < scale.size(); ++i) scale[i] += abs_b[(i / PQ) % s.K];
         rtol = 2 * unit_roundoff;
         r.tolerance = "2u((16L+C+3)|x||w|+|b|)";
+    } else if (algorithm == ConvAlgorithm::winograd && winograd_applies(s)) {
+        scale = winograd::forward_scale(s, absolute(wide_x), absolute(wide_w));
+        const double roundings = double(s.C + 11);
+        for (std::size_t i = 0; i < scale.size(); ++i)
+            scale[i] = roundings * scale[i] + abs_b[(i / (s.P() * s.Q())) % s.K];
+        rtol = 2 * unit_roundoff;
+        r.tolerance = "2u((C+11)S+|b|)";
     } else {
         cpu_naive::conv2d_forward<double>(s, absolute(wide_x).data(), absolute(wide_w).data(),
                                           abs_b.data(), scale.data());
@@ -166,7 +321,8 @@ CaseResult check_conv2d_forward(const Backend& backend, const Conv2dShape& s,
 //                   or (im2col) K-term dot products of which col2im adds at most R S: either
 //                   way fewer than K R S + 1 roundings: 2 (K R S + 2) u sum|dy w|;
 //   fft:            per input plane (n, c), K planes added:
-//                   2u (16 L + K + 2) sum_k ||dy[n, k]|| ||w[k, c]||.
+//                   2u (16 L + K + 2) sum_k ||dy[n, k]|| ||w[k, c]||;
+//   winograd:       2u (K + 11) S.
 CaseResult check_conv2d_backward_data(const Backend& backend, const Conv2dShape& s,
                                       ConvAlgorithm algorithm, std::uint64_t seed) {
     s.validate();
@@ -185,6 +341,10 @@ CaseResult check_conv2d_backward_data(const Backend& backend, const Conv2dShape&
                       plane_norms(wide_w, s.K * s.C, s.R * s.S), s.N, s.K, s.C, s.H * s.W, s.K + 2);
         rtol = 2 * unit_roundoff;
         r.tolerance = "2u(16L+K+2)|dy||w|";
+    } else if (algorithm == ConvAlgorithm::winograd && winograd_applies(s)) {
+        scale = winograd::backward_data_scale(s, absolute(wide_dy), absolute(wide_w));
+        rtol = 2.0 * double(s.K + 11) * unit_roundoff;
+        r.tolerance = "2u(K+11)S";
     } else {
         cpu_naive::conv2d_backward_data<double>(s, absolute(wide_dy).data(),
                                                 absolute(wide_w).data(), scale.data());
@@ -205,6 +365,7 @@ CaseResult check_conv2d_backward_data(const Backend& backend, const Conv2dShape&
 //                          of them added): 2 (N P Q + 2) u sum|dy x|;
 //   dw, fft:               per filter plane (k, c), N planes added:
 //                          2u (16 L + N + 2) sum_n ||x[n, c]|| ||dy[n, k]||;
+//   dw, winograd:          2u (T + 8) S, T the tiles of all images;
 //   db:                    bias_gradient_rtol, for every algorithm.
 std::vector<CaseResult> check_conv2d_backward_weights(const Backend& backend, const Conv2dShape& s,
                                                       ConvAlgorithm algorithm, std::uint64_t seed) {
@@ -230,6 +391,12 @@ std::vector<CaseResult> check_conv2d_backward_weights(const Backend& backend, co
                       plane_norms(wide_x, s.N * s.C, s.H * s.W), s.K, s.N, s.C, s.R * s.S, s.N + 2);
         rtol = 2 * unit_roundoff;
         dw.tolerance = "2u(16L+N+2)|x||dy|";
+    } else if (algorithm == ConvAlgorithm::winograd && winograd_applies(s)) {
+        scale_dw = winograd::backward_weights_scale(s, absolute(wide_x), absolute(wide_dy));
+        const std::int64_t tiles =
+            s.N * ceil_div(s.P(), std::int64_t{2}) * ceil_div(s.Q(), std::int64_t{2});
+        rtol = 2.0 * double(tiles + 8) * unit_roundoff;
+        dw.tolerance = "2u(T+8)S";
     } else {
         rtol = 2.0 * double(s.N * s.P() * s.Q() + 2) * unit_roundoff;
         dw.tolerance = format("%.2g * sum|dy*x|", rtol);
@@ -568,7 +735,8 @@ std::vector<NamedConv> affordable(const BenchContext& c, std::vector<NamedConv> 
 }
 
 // The rows of one algorithm: forward alone (with the sweep), or forward, backward_data and
-// backward_weights, one training step's conv work as PyTorch's autograd figure. The work counted
+// backward_weights, one training step's conv work as PyTorch's autograd figure. Winograd's rows
+// are the shapes it computes (3x3 at stride 1: resnet_3x3 and sweep_r3). The work counted
 // is the direct algorithm's multiply-adds whatever the algorithm (Conv2dShape::flops()), three
 // times that for the three passes, so that GFLOP/s compare time for the same result.
 std::function<std::vector<BenchCase>(const BenchContext&)> conv_rows(ConvAlgorithm algorithm,
@@ -582,6 +750,7 @@ std::function<std::vector<BenchCase>(const BenchContext&)> conv_rows(ConvAlgorit
             for (NamedConv& sweep : affordable(c, sweep_shapes(c))) shapes.push_back(sweep);
         for (const NamedConv& n : shapes) {
             const Conv2dShape s = n.shape;
+            if (algorithm == ConvAlgorithm::winograd && !winograd_applies(s)) continue;
             cases.push_back(
                 {n.name,
                  (backward ? 3.0 : 1.0) * s.flops(),
@@ -708,7 +877,9 @@ std::vector<BenchRows> conv_bench_rows() {
 // at batch 64; 40 filters over the 15 outputs of one 5x7 image (implicit GEMM's 64 x 64 tiles,
 // which larger shapes skip for 128 x 128 or 32 x 128 ones); 32 channels into 64 on rows of 13
 // (cpu_eigen_omp's direct blocks of 4 Vecs: 64 channels by 5 pixels forward with AVX-512; with
-// AVX2, blocks of 2 Vecs, 16 channels, by 5 pixels, forward and backward). Pools:
+// AVX2, blocks of 2 Vecs, 16 channels, by 5 pixels, forward and backward); a 3x3 filter padded
+// by 3 on a 7x6 input (odd P, winograd's backward_data then starts its tiles inside dy). The 3x3
+// shapes at stride 1 are winograd's: odd and even P and Q, padding 0 to 3, C = 3 to 32. Pools:
 // LeNet's 2x2 stride 2 at batch 7 and 64, and on odd 9x11 planes (a row and a column left over;
 // cpu_eigen_omp has a loop of its own for 2x2 stride 2); overlapping 3x3 stride 2 windows with and
 // without padding, a 2x3 window, padding of half a 5x4 window, one window over the whole input, 3x3
@@ -727,8 +898,8 @@ std::vector<OpDescription> conv_and_pool_descriptions() {
          {"1,1,1,1,1,1,1", "7,3,13,17,5,1,1", "1,1,13,15,1,3,5,1,1,1,2", "2,3,17,19,4,3,3,2,1",
           "3,2,23,20,3,5,4,3,2,2,1", "2,4,7,9,3,3,3,1,2", "3,2,6,5,4,8,7,1,1",
           "7,5,33,17,7,3,3,3,0", "2,16,11,13,67,3,3,1,1", "7,17,9,11,19,3,2,1,1,3,2",
-          "64,1,28,28,6,5,5,1,2", "64,6,14,14,16,5,5,1,0", "1,3,5,7,40,3,3",
-          "2,32,9,13,64,3,3,1,1"},
+          "64,1,28,28,6,5,5,1,2", "64,6,14,14,16,5,5,1,0", "1,3,5,7,40,3,3", "2,32,9,13,64,3,3,1,1",
+          "3,5,7,6,4,3,3,1,3"},
          "64,6,14,14,16,5,5,1,0",  // LeNet's conv2
          run_conv2d,
          {Op::conv2d_forward, Op::conv2d_backward_data, Op::conv2d_backward_weights},

@@ -88,6 +88,8 @@ std::string to_string(ConvAlgorithm algorithm) {
             return "fft";
         case ConvAlgorithm::implicit_gemm:
             return "implicit_gemm";
+        case ConvAlgorithm::winograd:
+            return "winograd";
     }
     return "?";
 }

@@ -77,12 +77,16 @@ inline constexpr std::uint64_t no_bad_row = ~std::uint64_t(0);
 //   im2col  the input unrolled into a matrix of patches, then one GEMM (col2im for dX);
 //   fft     the convolution theorem: transform, multiply pointwise, transform back;
 //   implicit_gemm  im2col's GEMM with its tiles of patches gathered from the input as it goes,
-//           the matrix never stored (GPU panels only).
+//           the matrix never stored (GPU panels only);
+//   winograd  Winograd's minimal filtering, F(2x2, 3x3): each 2x2 block of outputs from 16
+//           multiplications instead of 36, for 3x3 filters at stride 1 only (winograd_applies;
+//           cpu_eigen_omp only).
 // Every algorithm computes the same numbers; each variant implements those that make sense for it
 // (Backend::conv2d_algorithms).
-enum class ConvAlgorithm { direct, im2col, fft, implicit_gemm };
+enum class ConvAlgorithm { direct, im2col, fft, implicit_gemm, winograd };
 inline constexpr ConvAlgorithm conv_algorithms[] = {
-    ConvAlgorithm::direct, ConvAlgorithm::im2col, ConvAlgorithm::fft, ConvAlgorithm::implicit_gemm};
+    ConvAlgorithm::direct, ConvAlgorithm::im2col, ConvAlgorithm::fft, ConvAlgorithm::implicit_gemm,
+    ConvAlgorithm::winograd};
 std::string to_string(ConvAlgorithm algorithm);
 
 // A 2D convolution, as every deep-learning framework defines it (a cross-correlation: the filter
@@ -121,6 +125,15 @@ struct Conv2dShape {
                double(S);
     }
 };
+
+// Whether the winograd algorithm computes this shape: a 3x3 filter at stride 1 (any padding,
+// channels and sizes; the stride of an axis with one output counts as none, as Backend hands it
+// on). The F(2x2, 3x3) transforms are made for that one filter size, as cuDNN's Winograd is; a
+// variant asked for anything else throws Unsupported.
+inline bool winograd_applies(const Conv2dShape& s) {
+    const Conv2dShape used = s.with_unused_strides_small();
+    return s.R == 3 && s.S == 3 && used.stride_h == 1 && used.stride_w == 1;
+}
 
 // A 2D pooling window slid over every channel of x (N, C, H, W) -> y (N, C, P, Q), with
 // P = (H + 2 pad_h - window_h) / stride_h + 1 and Q likewise. Padding is never a candidate: a max

@@ -27,6 +27,7 @@
 //            With stride 1 and 16 channels or more in and out, col is not built at all:
 //            conv_shifted.cpp reads each tap's rows of col straight out of the padded image.
 //   fft      conv_fft.cpp.
+//   winograd conv_winograd.cpp (3x3 filters at stride 1).
 // db, the same for every algorithm, is the sum of each dy[:, k] plane.
 #include <algorithm>
 #include <memory>
@@ -36,6 +37,7 @@
 #include "cpu/eigen_omp/conv_direct.hpp"
 #include "cpu/eigen_omp/conv_fft.hpp"
 #include "cpu/eigen_omp/conv_shifted.hpp"
+#include "cpu/eigen_omp/conv_winograd.hpp"
 #include "cpu/eigen_omp/eigen.hpp"
 #include "cpu/eigen_omp/ops.hpp"
 #include "cpu/eigen_omp/parallel.hpp"
@@ -258,6 +260,8 @@ void conv2d_forward(const Conv2dShape& s, ConvAlgorithm algorithm, const float* 
                                         : forward_im2col(s, x, w, b, y);
         case ConvAlgorithm::fft:
             return conv2d_forward_fft(s, x, w, b, y);
+        case ConvAlgorithm::winograd:
+            return conv2d_forward_winograd(s, x, w, b, y);
         case ConvAlgorithm::implicit_gemm:  // a GPU algorithm: not in conv2d_algorithms()
             break;
     }
@@ -273,6 +277,8 @@ void conv2d_backward_data(const Conv2dShape& s, ConvAlgorithm algorithm, const f
                                         : backward_data_im2col(s, dy, w, dx);
         case ConvAlgorithm::fft:
             return conv2d_backward_data_fft(s, dy, w, dx);
+        case ConvAlgorithm::winograd:
+            return conv2d_backward_data_winograd(s, dy, w, dx);
         case ConvAlgorithm::implicit_gemm:  // a GPU algorithm: not in conv2d_algorithms()
             break;
     }
@@ -280,26 +286,35 @@ void conv2d_backward_data(const Conv2dShape& s, ConvAlgorithm algorithm, const f
 
 void conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm algorithm, const float* x,
                              const float* dy, float* dw, float* db) {
-    bias_gradient(s, dy, db);
     switch (algorithm) {
         case ConvAlgorithm::direct:
-            return conv2d_backward_weights_direct(s, x, dy, dw);
+            conv2d_backward_weights_direct(s, x, dy, dw);
+            break;
         case ConvAlgorithm::im2col:
-            return shifted_gemm_fits(s) ? conv2d_backward_weights_shifted(s, x, dy, dw)
-                                        : backward_weights_im2col(s, x, dy, dw);
+            if (shifted_gemm_fits(s))
+                conv2d_backward_weights_shifted(s, x, dy, dw);
+            else
+                backward_weights_im2col(s, x, dy, dw);
+            break;
         case ConvAlgorithm::fft:
-            return conv2d_backward_weights_fft(s, x, dy, dw);
+            conv2d_backward_weights_fft(s, x, dy, dw);
+            break;
+        case ConvAlgorithm::winograd:  // may refuse the shape: before db is written
+            conv2d_backward_weights_winograd(s, x, dy, dw);
+            break;
         case ConvAlgorithm::implicit_gemm:  // a GPU algorithm: not in conv2d_algorithms()
             break;
     }
+    bias_gradient(s, dy, db);
 }
 
 }  // namespace
 
 [[maybe_unused]] const bool registered =
-    register_kernel("cpu_eigen_omp", ops::conv2d_forward,
-                    {2, "blocked", "register-blocked direct kernels, im2col or shifted GEMMs, FFT",
-                     conv2d_forward}) &&
+    register_kernel(
+        "cpu_eigen_omp", ops::conv2d_forward,
+        {2, "blocked", "register-blocked direct kernels, im2col or shifted GEMMs, FFT, Winograd",
+         conv2d_forward}) &&
     register_kernel("cpu_eigen_omp", ops::conv2d_backward_data,
                     {2, "blocked", "the same three algorithms on the transposed convolution",
                      conv2d_backward_data}) &&

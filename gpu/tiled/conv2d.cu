@@ -422,6 +422,8 @@ void conv2d_forward(const Conv2dShape& s, ConvAlgorithm algorithm, const float* 
             return conv2d_forward_fft(s, x, w, b, y);
         case ConvAlgorithm::implicit_gemm:
             return conv2d_forward_implicit_gemm(s, x, w, b, y);
+        case ConvAlgorithm::winograd:  // a CPU algorithm: not in conv2d_algorithms()
+            break;
     }
 }
 
@@ -436,6 +438,8 @@ void conv2d_backward_data(const Conv2dShape& s, ConvAlgorithm algorithm, const f
             return conv2d_backward_data_fft(s, dy, w, dx);
         case ConvAlgorithm::implicit_gemm:
             return conv2d_backward_data_implicit_gemm(s, dy, w, dx);
+        case ConvAlgorithm::winograd:  // a CPU algorithm: not in conv2d_algorithms()
+            break;
     }
 }
 

@@ -94,6 +94,7 @@ std::vector<Candidate<CudnnAlgorithm>> candidates(
         case ConvAlgorithm::implicit_gemm:
             return implicit_gemm;
         case ConvAlgorithm::direct:
+        case ConvAlgorithm::winograd:  // not in conv2d_algorithms()
             break;
     }
     auto found = cudnn.fastest_algorithm.find(what);

@@ -5,9 +5,10 @@
 // around) and on one large enough (it does not). Then the schedule of a radix-2 FFT of length 8,
 // as gpu_tiled's fft_lines_kernel runs it (bit reversal, three stages of butterflies, their
 // twiddle factors), applied to the same row and compared with the definition of the transform.
-// Then runs conv2d_forward by every algorithm of every variant as the filter grows from 3x3 to
-// 15x15, each checked against the float64 reference, with its time. Exits 1 if any variant is
-// wrong.
+// Then Winograd's F(2, 3), two outputs of a 3-tap filter from 4 products. Then runs
+// conv2d_forward by every algorithm of every variant as the filter grows from 3x3 to 15x15
+// (winograd: 3x3 only), each checked against the float64 reference, with its time. Exits 1 if
+// any variant is wrong.
 //
 //   lesson_10_conv_fft [SEED]
 #include <algorithm>
@@ -90,6 +91,25 @@ void show_convolution_theorem() {
         "  a[7]: the first and last outputs read the other end of the row instead of zeros.");
 }
 
+// Winograd's F(2, 3): the two outputs of a 3-tap filter g over 4 values d from 4 products instead
+// of 6, the trick cpu_eigen_omp's winograd algorithm nests in 2D (conv_winograd.cpp).
+void show_winograd() {
+    const std::vector<double> d{1, 2, 3, 4}, g{2, 1, 3};
+    const std::vector<double> m{(d[0] - d[2]) * g[0], (d[1] + d[2]) * (g[0] + g[1] + g[2]) / 2,
+                                (d[2] - d[1]) * (g[0] - g[1] + g[2]) / 2, (d[1] - d[3]) * g[2]};
+    std::puts("\nWinograd's F(2, 3) in 1D (double): 2 outputs of a 3-tap filter g over d:");
+    print_values("d", d);
+    print_values("g", g);
+    print_values("direct, 6 products", {d[0] * g[0] + d[1] * g[1] + d[2] * g[2],
+                                        d[1] * g[0] + d[2] * g[1] + d[3] * g[2]});
+    print_values("m1..m4, 4 products", m);
+    print_values("m1 + m2 + m3, m2 - m3 - m4", {m[0] + m[1] + m[2], m[1] - m[2] - m[3]});
+    std::puts(
+        "  m1 = (d0 - d2) g0, m2 = (d1 + d2)(g0 + g1 + g2)/2, m3 = (d2 - d1)(g0 - g1 + g2)/2,\n"
+        "  m4 = (d1 - d3) g2: the filter's sums are made once for all the data. In 2D, rows\n"
+        "  and columns alike: 2x2 outputs of a 3x3 filter from 16 products instead of 36.");
+}
+
 // i with its lowest `bits` bits in reverse order, as fft.cu's reverse_bits.
 int reverse_bits(int i, int bits) {
     int reversed = 0;
@@ -151,6 +171,7 @@ int main(int argc, char** argv) {
         std::puts("");
         show_convolution_theorem();
         show_radix2_schedule();
+        show_winograd();
 
         // A small version of the benchmarks' sweep (bench/conv.cpp, sweep_r<R>: N 8, C 16,
         // 64x64, K 16): the same input for every filter, padded to keep 32x32 outputs.
@@ -177,11 +198,12 @@ int main(int argc, char** argv) {
         lessons::print_pass_header(label("filter", "algorithm"));
         bool all_passed = true;
         for (const Conv2dShape& s : sweep)
-            for (const ConvAlgorithm algorithm :
-                 {ConvAlgorithm::direct, ConvAlgorithm::im2col, ConvAlgorithm::fft})
+            for (const ConvAlgorithm algorithm : {ConvAlgorithm::direct, ConvAlgorithm::im2col,
+                                                  ConvAlgorithm::fft, ConvAlgorithm::winograd})
                 for (const std::string& name : backend_names()) {
                     const Backend& b = backend(name);
                     if (!lessons::has_algorithm(b, algorithm)) continue;  // listed above
+                    if (algorithm == ConvAlgorithm::winograd && !winograd_applies(s)) continue;
                     const std::string filter = std::to_string(s.R) + "x" + std::to_string(s.S);
                     all_passed =
                         lessons::print_pass_rows(b, lessons::ConvPass::forward, s, algorithm,
@@ -191,9 +213,8 @@ int main(int argc, char** argv) {
         if (any_simulated) lessons::simulator_footnote();
         std::puts(
             "GFLOP/s = 2*N*K*P*Q*C*R*S (the multiply-adds of the definition, whatever the\n"
-            "algorithm: FFT does fewer, so its rate can pass the machine's peak) / the time of "
-            "one\n"
-            "call; the crossover is measured by the benchmarks' sweep (README).");
+            "algorithm: FFT and Winograd do fewer, so their rates can pass the machine's peak) /\n"
+            "the time of one call; the crossover is measured by the benchmarks' sweep (README).");
         return lessons::final_verdict(all_passed);
     } catch (const std::exception& error) {
         std::fflush(stdout);

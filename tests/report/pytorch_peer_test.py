@@ -18,7 +18,7 @@ import unittest
 PYTHON = "/usr/bin/python3"  # the interpreter Debian's python3-torch installs for
 DATA = "/usr/share/datasets/fashion-mnist"
 PEER_PY = BENCH = None  # set from the command line
-ALGORITHMS = ("direct", "im2col", "fft", "implicit_gemm")
+ALGORITHMS = ("direct", "im2col", "fft", "implicit_gemm", "winograd")
 
 
 def run_peer(*args):

@@ -88,7 +88,7 @@ OPS = {
     "dense_forward_unfused": ("flops", "2·batch·in·out", "dense"),
     **{f"conv2d_{p}_{a}": ("flops", "2·N·K·P·Q·C·R·S", "conv")
        for p in ("forward", "forward_backward")
-       for a in ("direct", "im2col", "fft", "implicit_gemm")},
+       for a in ("direct", "im2col", "fft", "implicit_gemm", "winograd")},
     **{f"{k}_pool2d_{p}": ("bytes", "4·(NCHW + NCPQ)", "pool")
        for k in ("max", "avg") for p in ("forward", "backward")},
     **{f"optimizer_step_{k}": ("bytes", "4·(3 + 2·states)·floats", "optimizer")

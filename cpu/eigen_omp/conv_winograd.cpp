@@ -1,0 +1,453 @@
+// cpu_eigen_omp conv2d by Winograd's minimal filtering, F(2x2, 3x3): fewer multiplications than
+// the definition, paid for in additions. Lavin and Gray, "Fast Algorithms for Convolutional Neural
+// Networks" (2015), brought it to deep learning; cuDNN and oneDNN have it for 3x3 filters.
+//
+// Why. The direct kernels of conv_direct.cpp already run near the cores' multiply-add peak on
+// ResNet's 3x3 layer, so only fewer multiplications can make it faster. A 2x2 block of outputs of
+// a 3x3 filter needs 4 x 9 = 36 multiplications by the definition. Winograd computes it with 16:
+//   y (2x2) = A^T [ (G g G^T) . (B^T d B) ] A        (. : elementwise, 16 products)
+// where d is the 4x4 patch of input the four outputs read, g the 3x3 filter, and
+//   B^T = | 1  0 -1  0 |    G = | 1    0    0   |    A^T = | 1  1  1  0 |
+//         | 0  1  1  0 |        | 1/2  1/2  1/2 |          | 0  1 -1 -1 |
+//         | 0 -1  1  0 |        | 1/2 -1/2  1/2 |
+//         | 0  1  0 -1 |        | 0    0    1   |
+// (the 1D version, F(2, 3): y0 = d0 g0 + d1 g1 + d2 g2 and y1 = d1 g0 + d2 g1 + d3 g2 are
+// m1 + m2 + m3 and m2 - m3 - m4 with m1 = (d0 - d2) g0, m2 = (d1 + d2)(g0 + g1 + g2)/2,
+// m3 = (d2 - d1)(g0 - g1 + g2)/2, m4 = (d1 - d3) g2: 4 multiplications instead of 6, and the
+// filter's sums are made once for all the data.) Over C channels the 16 products of each
+// channel are added before A^T . A, so for every one of the 16 "points" of the transformed
+// domain the sum over channels is a matrix product:
+//   M[point] (K x tiles) = U[point] (K x C) * V[point] (C x tiles)
+// with U = G g G^T for every filter (once per call) and V = B^T d B for every input patch. The
+// products are 16 GEMMs with 4/9 of the direct algorithm's multiply-adds, run by OpenBLAS's sgemm.
+// The transforms are additions, a few percent of the GEMMs' flops on ResNet's layer (32 per patch
+// and channel in, 24 per tile and channel out, against 32 C K per tile in the GEMMs), but they
+// read and write every value of a block several times: perf put the GEMMs at half of ResNet's
+// forward on a Zen 4, the gathers, transforms and scatters at most of the rest.
+//
+// The passes, all with the same tiles (the output cut into 2x2 tiles, tile (i, j) reading the
+// 4x4 patch of input at (2i - pad_h, 2j - pad_w), zero outside the image):
+//   forward          as above; the tiles past an odd P or Q compute outputs that are dropped.
+//   backward_data    the transposed convolution is itself a 3x3 convolution at stride 1: dy
+//                    padded by 2 - pad, filters w rotated by 180 degrees with k and c swapped
+//                    (dx[c] = sum_k dy[k] correlated with rot180(w[k, c])). So it is the
+//                    forward pass on those, with a padding that may be negative (pad > 2: the
+//                    tiles start inside dy).
+//   backward_weights dw[k, c] (3x3) sums, over every tile of every image, the correlation of
+//                    x's 4x4 patch with dy's 2x2 tile: Winograd's F(3x3, 2x2), the same tiles
+//                    and the same B^T with the roles of the filter and the output swapped:
+//                    dw = A2^T [ sum over tiles (G2 e G2^T) . (B^T d B) ] A2,  e dy's tile,
+//                    G2 = | 1    0   |   A2^T = | 1  1  1  0 |
+//                         | 1/2  1/2 |          | 0  1 -1  0 |
+//                         | 1/2 -1/2 |          | 0  1  1  1 |
+//                         | 0   -1   |
+//                    The sum over tiles is again 16 GEMMs, (K x tiles) * (tiles x C).
+//
+// The tiles go in blocks (Tiling::block), one block at a time per thread: gather its input
+// patches, transform them (V), multiply (M), transform back and scatter, with V and M staying in
+// the core's L2 between the steps. Writing V for the whole batch first would move ResNet's
+// 51 MB of V and 51 MB of M through memory twice. Each step works on whole rows: a block is a
+// few runs of tiles side by side (Segment), whose patches are rows of the input split into even
+// and odd columns, and every transform adds or subtracts rows of 128 tiles' values at once.
+//
+// The price is accuracy. The transforms add and halve values before they are multiplied, so
+// rounding errors are relative to sums of absolute values larger than the direct algorithm's
+// sum |x w| (check/conv_checks.cpp derives the bound); larger tiles, F(4x4, 3x3) and up, would
+// save more multiplications and lose more accuracy (their transforms hold 1/4, 1/6, ...).
+#include "cpu/eigen_omp/conv_winograd.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "common/math.hpp"
+#include "cpu/eigen_omp/eigen.hpp"
+#include "cpu/eigen_omp/parallel.hpp"
+
+namespace triptych::cpu_eigen_omp {
+namespace {
+
+// A tile's 4x4 patch has 16 elements, and the transformed domain 16 points.
+constexpr std::int64_t points = 16;
+
+// The floats of V and M one block of tiles keeps: 1 MiB, one core's L2 on AMD's Zen 3 to Zen 5.
+// On a Zen 4, ResNet's 3x3 layer (blocks of 128 tiles) ran its forward in 12.1-12.6 ms, against
+// 13.3-13.5 with half the budget (64 tiles) and 13.7-14.0 with twice (256 tiles): 2 alternating
+// runs of 3 repetitions each.
+constexpr std::int64_t block_budget = 1 << 18;
+
+// One pass's convolution as the tiles see it: `in` channels of H x W in, `out` channels of P x Q
+// out, 3x3 filters at stride 1, tile (i, j) reading from (2i - pad_h, 2j - pad_w). The padding
+// may be negative (backward_data with pad > 2).
+struct Tiling {
+    std::int64_t images, in, H, W, out, P, Q, pad_h, pad_w;
+
+    std::int64_t rows() const { return ceil_div(P, std::int64_t{2}); }
+    std::int64_t cols() const { return ceil_div(Q, std::int64_t{2}); }
+    std::int64_t tiles() const { return images * rows() * cols(); }
+    // Tiles per block: V (16 x in x block) and M (16 x out x block) within block_budget, a
+    // multiple of 16 (whole Vecs), at least 16.
+    std::int64_t block() const {
+        const std::int64_t fit = block_budget / (points * (in + out));
+        return std::clamp<std::int64_t>(fit / 16 * 16, 16, 512);
+    }
+};
+
+Tiling forward_tiling(const Conv2dShape& s) {
+    return {s.N, s.C, s.H, s.W, s.K, s.P(), s.Q(), s.pad_h, s.pad_w};
+}
+
+// A run of a block's tiles that lie side by side in one row of tiles of one image: tiles
+// (image, i, j) for j in [j, j + count), the block's tiles first .. first + count - 1. A block is
+// a few such runs (ResNet's 56 x 56 outputs: rows of 28 tiles), and every step below works a
+// segment at a time, on whole rows of the input and output.
+struct Segment {
+    std::int64_t image, i, j, count, first;
+};
+
+// The segments of tiles [first_tile, first_tile + tiles), in order.
+std::vector<Segment> segments(const Tiling& t, std::int64_t first_tile, std::int64_t tiles) {
+    std::vector<Segment> runs;
+    const std::int64_t per_image = t.rows() * t.cols(), end = first_tile + tiles;
+    for (std::int64_t g = first_tile; g < end;) {
+        const std::int64_t j = g % per_image % t.cols();
+        const std::int64_t count = std::min(t.cols() - j, end - g);
+        runs.push_back({g / per_image, g % per_image / t.cols(), j, count, g - first_tile});
+        g += count;
+    }
+    return runs;
+}
+
+// A row h of an (H x W) plane split into its columns 2m - offset (even) and 2m + 1 - offset
+// (odd), for m in [m0, m0 + length), 0 outside the plane: the columns that tiles m0, m0 + 1, ...
+// read at c = 0 and 1 of their patch (c = 2 and 3 are the same one tile later). The columns
+// inside the plane go through one loop without bounds, which the compiler vectorises.
+void split_row(const float* plane, std::int64_t H, std::int64_t W, std::int64_t h,
+               std::int64_t offset, std::int64_t m0, std::int64_t length, float* even, float* odd) {
+    if (h < 0 || h >= H) {
+        std::fill_n(even, length, 0.0f);
+        std::fill_n(odd, length, 0.0f);
+        return;
+    }
+    const float* row = plane + h * W;
+    auto column = [&](std::int64_t m) { return 2 * (m0 + m) - offset; };
+    auto at = [&](std::int64_t w) { return w >= 0 && w < W ? row[w] : 0.0f; };
+    std::int64_t lo = 0, hi = length;  // [lo, hi): both columns inside the plane
+    while (lo < length && column(lo) < 0) ++lo;
+    while (hi > lo && column(hi - 1) + 1 >= W) --hi;
+    for (std::int64_t m = 0; m < lo; ++m) even[m] = at(column(m)), odd[m] = at(column(m) + 1);
+    if (lo < hi) {
+        const float* first = row + column(lo);
+        for (std::int64_t m = lo; m < hi; ++m) {
+            even[m] = first[2 * (m - lo)];
+            odd[m] = first[2 * (m - lo) + 1];
+        }
+    }
+    for (std::int64_t m = hi; m < length; ++m) even[m] = at(column(m)), odd[m] = at(column(m) + 1);
+}
+
+// Row i of a buffer of rows `stride` floats apart, as an array of its first `count` floats: every
+// transform below is a few such rows added or subtracted, which Eigen vectorises (a loop over the
+// tiles that computed all 16 points at once stayed scalar, and was 40% of the forward pass).
+struct Rows {
+    float* data;
+    std::int64_t stride, count;
+    Eigen::Map<Array> operator[](std::int64_t i) const {
+        return Eigen::Map<Array>(data + i * stride, count);
+    }
+};
+
+// The scratch of one thread: a block's gathered patches (16 x block, rows 16 floats longer: see
+// gather_patches), the transforms' halfway rows (16 x block), V (16 x in x block), M (16 x out x
+// block) and one output channel's 2x2 results (4 x block). Rows `block` floats long, whatever
+// the block's count.
+struct BlockScratch {
+    std::int64_t block;
+    Scratch patches, halfway, V, M, outputs;
+    explicit BlockScratch(const Tiling& t)
+        : block(t.block()),
+          patches(scratch(points * patch_row())),
+          halfway(scratch(points * block)),
+          V(scratch(points * t.in * block)),
+          M(scratch(points * t.out * block)),
+          outputs(scratch(4 * block)) {}
+
+    std::int64_t patch_row() const { return block + 16; }
+    // `buffer`'s rows for the block's `count` tiles, from row `first` on, `stride` floats apart.
+    Rows rows(const Scratch& buffer, std::int64_t count, std::int64_t first = 0,
+              std::int64_t stride = 0) const {
+        return Rows{buffer.get() + first, stride ? stride : block, count};
+    }
+};
+
+// d's row 4r + c = element (r, c) of every tile's 4x4 patch of `plane` (image n's at
+// plane + n * image_stride), one segment at a time: row r of a segment's patches is one input
+// row, split into even and odd columns straight into rows 4r and 4r + 1 (one tile more than the
+// segment, which is why those rows have room past `block`), and rows 4r + 2 and 4r + 3 are the
+// same one tile on.
+void gather_patches(const Tiling& t, const std::vector<Segment>& runs, const float* plane,
+                    std::int64_t image_stride, Rows d) {
+    for (const Segment& g : runs) {
+        const float* image = plane + g.image * image_stride;
+        for (std::int64_t r = 0; r < 4; ++r) {
+            float* even = d.data + 4 * r * d.stride + g.first;
+            split_row(image, t.H, t.W, 2 * g.i - t.pad_h + r, t.pad_w, g.j, g.count + 1, even,
+                      even + d.stride);
+            std::copy_n(even + 1, g.count, even + 2 * d.stride);
+            std::copy_n(even + d.stride + 1, g.count, even + 3 * d.stride);
+        }
+    }
+}
+
+// v = B^T d B for `count` patches at once (d: row e holds element e, row-major in the 4x4 patch,
+// of every patch; v: row `point` likewise): the rows of each patch combined (d0 - d2, d1 + d2,
+// d2 - d1, d1 - d3), in `rows`, then the columns of that likewise.
+void transform_patches(Rows d, Rows rows, Rows v) {
+    for (int c = 0; c < 4; ++c) {
+        rows[0 + c] = d[0 + c] - d[8 + c];
+        rows[4 + c] = d[4 + c] + d[8 + c];
+        rows[8 + c] = d[8 + c] - d[4 + c];
+        rows[12 + c] = d[4 + c] - d[12 + c];
+    }
+    for (int r = 0; r < 16; r += 4) {
+        v[r + 0] = rows[r + 0] - rows[r + 2];
+        v[r + 1] = rows[r + 1] + rows[r + 2];
+        v[r + 2] = rows[r + 2] - rows[r + 1];
+        v[r + 3] = rows[r + 1] - rows[r + 3];
+    }
+}
+
+// y = A^T m A for `count` tiles (m: row `point`; y: row 2a + b for output (a, b) of the 2x2 tile):
+// the rows of m combined (m0 + m1 + m2, m1 - m2 - m3), in `rows`, then the columns likewise.
+void transform_back(Rows m, Rows rows, Rows y) {
+    for (int c = 0; c < 4; ++c) {
+        rows[0 + c] = m[0 + c] + m[4 + c] + m[8 + c];
+        rows[4 + c] = m[4 + c] - m[8 + c] - m[12 + c];
+    }
+    for (int r = 0; r < 2; ++r) {
+        y[2 * r + 0] = rows[4 * r + 0] + rows[4 * r + 1] + rows[4 * r + 2];
+        y[2 * r + 1] = rows[4 * r + 1] - rows[4 * r + 2] - rows[4 * r + 3];
+    }
+}
+
+// U[point][o][i] = G g G^T for every filter g = filter(o, i) (a function returning a pointer to
+// 9 taps, row-major), `outs` x `ins` of them.
+template <typename Filter>
+std::vector<float> transform_filters(std::int64_t outs, std::int64_t ins, Filter filter) {
+    std::vector<float> U(std::size_t(points * outs * ins));
+    for (std::int64_t o = 0; o < outs; ++o)
+        for (std::int64_t i = 0; i < ins; ++i) {
+            const float* g = filter(o, i);
+            float rows[12];  // G g: 4 rows of 3
+            for (int c = 0; c < 3; ++c) {
+                rows[0 + c] = g[c];
+                rows[3 + c] = 0.5f * (g[c] + g[3 + c] + g[6 + c]);
+                rows[6 + c] = 0.5f * (g[c] - g[3 + c] + g[6 + c]);
+                rows[9 + c] = g[6 + c];
+            }
+            for (int r = 0; r < 4; ++r) {
+                const float* e = rows + 3 * r;
+                const float u[4] = {e[0], 0.5f * (e[0] + e[1] + e[2]), 0.5f * (e[0] - e[1] + e[2]),
+                                    e[2]};
+                for (int c = 0; c < 4; ++c)
+                    U[std::size_t(((4 * r + c) * outs + o) * ins + i)] = u[c];
+            }
+        }
+    return U;
+}
+
+// e's row 2a + b = output (a, b) of the 2x2 tile of every tile of `plane` (a P x Q plane of
+// dy, image n's at plane + n * image_stride), 0 past an odd P or Q: per segment, dy's rows 2i and
+// 2i + 1 split into even and odd columns.
+void gather_gradient_tiles(const Tiling& t, const std::vector<Segment>& runs, const float* plane,
+                           std::int64_t image_stride, Rows e) {
+    for (const Segment& g : runs)
+        for (std::int64_t a = 0; a < 2; ++a)
+            split_row(plane + g.image * image_stride, t.P, t.Q, 2 * g.i + a, 0, g.j, g.count,
+                      e.data + 2 * a * e.stride + g.first,
+                      e.data + (2 * a + 1) * e.stride + g.first);
+}
+
+// out's plane row by row from y (row 2a + b: output (a, b) of every tile), plus `add`: per
+// segment, rows 2i and 2i + 1 of the plane, each the interleaving of two rows of y, cut at P and Q.
+void scatter_tiles(const Tiling& t, const std::vector<Segment>& runs, Rows y, float add,
+                   float* plane, std::int64_t image_stride) {
+    for (const Segment& g : runs)
+        for (std::int64_t a = 0; a < 2 && 2 * g.i + a < t.P; ++a) {
+            float* row = plane + g.image * image_stride + (2 * g.i + a) * t.Q + 2 * g.j;
+            const float* left = y.data + 2 * a * y.stride + g.first;
+            const float* right = left + y.stride;
+            const std::int64_t pairs = std::min(g.count, (t.Q - 2 * g.j) / 2);  // both inside
+            for (std::int64_t m = 0; m < pairs; ++m) {
+                row[2 * m] = left[m] + add;
+                row[2 * m + 1] = right[m] + add;
+            }
+            if (pairs < g.count) row[2 * pairs] = left[pairs] + add;  // an odd Q's last column
+        }
+}
+
+// E = G2 e G2^T for `count` 2x2 tiles (e: row 2a + b; E: row `point`): the rows of e combined
+// (e0, (e0 + e1)/2, (e0 - e1)/2, -e1), in `rows`, then the columns of that likewise.
+void transform_gradient_tiles(Rows e, Rows rows, Rows E) {
+    for (int c = 0; c < 2; ++c) {
+        rows[0 + c] = e[c];
+        rows[2 + c] = 0.5f * (e[c] + e[2 + c]);
+        rows[4 + c] = 0.5f * (e[c] - e[2 + c]);
+        rows[6 + c] = -e[2 + c];
+    }
+    for (int r = 0; r < 8; r += 2) {
+        E[2 * r + 0] = rows[r];
+        E[2 * r + 1] = 0.5f * (rows[r] + rows[r + 1]);
+        E[2 * r + 2] = 0.5f * (rows[r] - rows[r + 1]);
+        E[2 * r + 3] = -rows[r + 1];
+    }
+}
+
+using Strided = Eigen::Map<RowMajorMatrix, 0, Eigen::OuterStride<>>;
+using ConstStrided = Eigen::Map<const RowMajorMatrix, 0, Eigen::OuterStride<>>;
+
+// The forward pass of a tiling: out[n, o] = sum_i in[n, i] correlated with the filters whose U
+// is given, plus bias[o] (none when bias is null). Blocks of tiles go to the threads as they
+// become free; each block is gathered, transformed, multiplied, transformed back and scattered.
+void correlate(const Tiling& t, const float* in, const std::vector<float>& U, const float* bias,
+               float* out) {
+    const std::int64_t block = t.block(), blocks = ceil_div(t.tiles(), block);
+    const std::int64_t in_plane = t.H * t.W, out_plane = t.P * t.Q;
+    for_each_batch_with(
+        blocks, block * points * (t.in + t.out), [&] { return BlockScratch(t); },
+        [&](BlockScratch& s, std::int64_t first_block, std::int64_t count) {
+            for (std::int64_t blk = first_block; blk < first_block + count; ++blk) {
+                const std::int64_t tiles = std::min(block, t.tiles() - blk * block);
+                const std::vector<Segment> runs = segments(t, blk * block, tiles);
+                for (std::int64_t i = 0; i < t.in; ++i) {
+                    const Rows d = s.rows(s.patches, tiles, 0, s.patch_row());
+                    gather_patches(t, runs, in + i * in_plane, t.in * in_plane, d);
+                    transform_patches(d, s.rows(s.halfway, tiles),
+                                      s.rows(s.V, tiles, i * block, t.in * block));
+                }
+                for (std::int64_t p = 0; p < points; ++p) {
+                    const ConstStrided u(U.data() + p * t.out * t.in, t.out, t.in,
+                                         Eigen::OuterStride<>(t.in));
+                    const ConstStrided v(s.V.get() + p * t.in * block, t.in, tiles,
+                                         Eigen::OuterStride<>(block));
+                    Strided m(s.M.get() + p * t.out * block, t.out, tiles,
+                              Eigen::OuterStride<>(block));
+                    m.noalias() = u * v;
+                }
+                for (std::int64_t o = 0; o < t.out; ++o) {
+                    transform_back(s.rows(s.M, tiles, o * block, t.out * block),
+                                   s.rows(s.halfway, tiles), s.rows(s.outputs, tiles));
+                    scatter_tiles(t, runs, s.rows(s.outputs, tiles), bias ? bias[o] : 0.0f,
+                                  out + o * out_plane, t.out * out_plane);
+                }
+            }
+        });
+}
+
+void require_3x3_stride_1(const char* pass, const Conv2dShape& s) {
+    if (!winograd_applies(s))
+        throw Unsupported(std::string(pass) + " " + s.str() +
+                          ": cpu_eigen_omp's winograd algorithm is F(2x2, 3x3), for 3x3 filters "
+                          "at stride 1; this shape has a " +
+                          std::to_string(s.R) + "x" + std::to_string(s.S) + " filter at stride " +
+                          std::to_string(s.stride_h) + "," + std::to_string(s.stride_w));
+}
+
+}  // namespace
+
+void conv2d_forward_winograd(const Conv2dShape& s, const float* x, const float* w, const float* b,
+                             float* y) {
+    require_3x3_stride_1("conv2d_forward", s);
+    const std::vector<float> U = transform_filters(
+        s.K, s.C, [&](std::int64_t k, std::int64_t c) { return w + (k * s.C + c) * 9; });
+    correlate(forward_tiling(s), x, U, b, y);
+}
+
+// The forward pass on dy, padded by 2 - pad, with filters rot180(w[k, c]) taking K channels to C.
+void conv2d_backward_data_winograd(const Conv2dShape& s, const float* dy, const float* w,
+                                   float* dx) {
+    require_3x3_stride_1("conv2d_backward_data", s);
+    std::vector<float> rotated(std::size_t(s.C * s.K * 9));
+    for (std::int64_t c = 0; c < s.C; ++c)
+        for (std::int64_t k = 0; k < s.K; ++k)
+            for (std::int64_t tap = 0; tap < 9; ++tap)
+                rotated[std::size_t((c * s.K + k) * 9 + tap)] = w[(k * s.C + c) * 9 + 8 - tap];
+    const std::vector<float> U = transform_filters(s.C, s.K, [&](std::int64_t c, std::int64_t k) {
+        return rotated.data() + (c * s.K + k) * 9;
+    });
+    const Tiling t{s.N, s.K, s.P(), s.Q(), s.C, s.H, s.W, 2 - s.pad_h, 2 - s.pad_w};
+    correlate(t, dy, U, nullptr, dx);
+}
+
+// dw by F(3x3, 2x2): per block of tiles, x's patches through B^T . B (V, as the forward pass) and
+// dy's 2x2 tiles through G2 . G2^T (E, 16 x K x block), then for every point the block's share of
+// the sum over tiles, E[point] (K x tiles) * V[point]^T (tiles x C), added into its chunk's
+// partial sums. Chunks are fixed by the shape, each summed by whichever thread takes it and added
+// in chunk order at the end, so dw's bits do not depend on the thread count: 16 chunks, enough
+// for 16 threads, unless their partial sums (16 K C floats each) would pass 64 MiB (then fewer,
+// but at least 2). Then dw = A2^T (the sum) A2 for every filter.
+void conv2d_backward_weights_winograd(const Conv2dShape& s, const float* x, const float* dy,
+                                      float* dw) {
+    require_3x3_stride_1("conv2d_backward_weights", s);
+    constexpr std::int64_t partial_budget = 1 << 24;  // floats
+    const Tiling t = forward_tiling(s);
+    const std::int64_t sums = points * s.K * s.C, in_plane = s.H * s.W, out_plane = s.P() * s.Q();
+    const std::int64_t block = t.block(), blocks = ceil_div(t.tiles(), block);
+    const std::int64_t most_chunks = std::clamp<std::int64_t>(partial_budget / sums, 2, 16);
+    const std::int64_t per_chunk = ceil_div(blocks, most_chunks),
+                       chunks = ceil_div(blocks, per_chunk);
+    std::vector<float> partials(std::size_t(chunks * sums));
+    for_each_batch_with(
+        chunks, per_chunk * block * points * (s.C + s.K), [&] { return BlockScratch(t); },
+        [&](BlockScratch& scr, std::int64_t first_chunk, std::int64_t count) {
+            for (std::int64_t chunk = first_chunk; chunk < first_chunk + count; ++chunk) {
+                float* partial = partials.data() + chunk * sums;
+                std::fill_n(partial, sums, 0.0f);
+                const std::int64_t end = std::min(blocks, (chunk + 1) * per_chunk);
+                for (std::int64_t blk = chunk * per_chunk; blk < end; ++blk) {
+                    const std::int64_t tiles = std::min(block, t.tiles() - blk * block);
+                    const std::vector<Segment> runs = segments(t, blk * block, tiles);
+                    for (std::int64_t c = 0; c < s.C; ++c) {
+                        const Rows d = scr.rows(scr.patches, tiles, 0, scr.patch_row());
+                        gather_patches(t, runs, x + c * in_plane, s.C * in_plane, d);
+                        transform_patches(d, scr.rows(scr.halfway, tiles),
+                                          scr.rows(scr.V, tiles, c * block, s.C * block));
+                    }
+                    for (std::int64_t k = 0; k < s.K; ++k) {
+                        const Rows e = scr.rows(scr.outputs, tiles);
+                        gather_gradient_tiles(t, runs, dy + k * out_plane, s.K * out_plane, e);
+                        transform_gradient_tiles(e, scr.rows(scr.halfway, tiles),
+                                                 scr.rows(scr.M, tiles, k * block, s.K * block));
+                    }
+                    for (std::int64_t p = 0; p < points; ++p) {
+                        const ConstStrided e(scr.M.get() + p * s.K * block, s.K, tiles,
+                                             Eigen::OuterStride<>(block));
+                        const ConstStrided v(scr.V.get() + p * s.C * block, s.C, tiles,
+                                             Eigen::OuterStride<>(block));
+                        Strided sum(partial + p * s.K * s.C, s.K, s.C, Eigen::OuterStride<>(s.C));
+                        sum.noalias() += e * v.transpose();
+                    }
+                }
+            }
+        });
+    for (std::int64_t chunk = 1; chunk < chunks; ++chunk)  // chunk order
+        for (std::int64_t i = 0; i < sums; ++i)
+            partials[std::size_t(i)] += partials[std::size_t(chunk * sums + i)];
+    for (std::int64_t f = 0; f < s.K * s.C; ++f) {  // f = k C + c
+        float m[16], rows[12];
+        for (std::int64_t p = 0; p < points; ++p) m[p] = partials[std::size_t(p * s.K * s.C + f)];
+        for (int c = 0; c < 4; ++c) {  // A2^T m: rows m0 + m1 + m2, m1 - m2, m1 + m2 + m3
+            rows[0 + c] = m[c] + m[4 + c] + m[8 + c];
+            rows[4 + c] = m[4 + c] - m[8 + c];
+            rows[8 + c] = m[4 + c] + m[8 + c] + m[12 + c];
+        }
+        for (int r = 0; r < 3; ++r) {  // then its columns likewise
+            const float* e = rows + 4 * r;
+            dw[f * 9 + 3 * r + 0] = e[0] + e[1] + e[2];
+            dw[f * 9 + 3 * r + 1] = e[1] - e[2];
+            dw[f * 9 + 3 * r + 2] = e[1] + e[2] + e[3];
+        }
+    }
+}
+
+}  // namespace triptych::cpu_eigen_omp
