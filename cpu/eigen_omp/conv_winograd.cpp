@@ -306,25 +306,32 @@ void transform_gradient_tiles(Rows e, Rows rows, Rows E) {
 using Strided = Eigen::Map<RowMajorMatrix, 0, Eigen::OuterStride<>>;
 using ConstStrided = Eigen::Map<const RowMajorMatrix, 0, Eigen::OuterStride<>>;
 
+// A block's V: the patches of every input channel of `in` gathered and transformed (B^T d B).
+void transform_inputs(const Tiling& t, const std::vector<Segment>& runs, std::int64_t tiles,
+                      const float* in, BlockScratch& s) {
+    const std::int64_t plane = t.H * t.W;
+    for (std::int64_t i = 0; i < t.in; ++i) {
+        const Rows d = s.rows(s.patches, tiles, 0, s.patch_row());
+        gather_patches(t, runs, in + i * plane, t.in * plane, d);
+        transform_patches(d, s.rows(s.halfway, tiles),
+                          s.rows(s.V, tiles, i * s.block, t.in * s.block));
+    }
+}
+
 // The forward pass of a tiling: out[n, o] = sum_i in[n, i] correlated with the filters whose U
 // is given, plus bias[o] (none when bias is null). Blocks of tiles go to the threads as they
 // become free; each block is gathered, transformed, multiplied, transformed back and scattered.
 void correlate(const Tiling& t, const float* in, const std::vector<float>& U, const float* bias,
                float* out) {
     const std::int64_t block = t.block(), blocks = ceil_div(t.tiles(), block);
-    const std::int64_t in_plane = t.H * t.W, out_plane = t.P * t.Q;
+    const std::int64_t out_plane = t.P * t.Q;
     for_each_batch_with(
         blocks, block * points * (t.in + t.out), [&] { return BlockScratch(t); },
         [&](BlockScratch& s, std::int64_t first_block, std::int64_t count) {
             for (std::int64_t blk = first_block; blk < first_block + count; ++blk) {
                 const std::int64_t tiles = std::min(block, t.tiles() - blk * block);
                 const std::vector<Segment> runs = segments(t, blk * block, tiles);
-                for (std::int64_t i = 0; i < t.in; ++i) {
-                    const Rows d = s.rows(s.patches, tiles, 0, s.patch_row());
-                    gather_patches(t, runs, in + i * in_plane, t.in * in_plane, d);
-                    transform_patches(d, s.rows(s.halfway, tiles),
-                                      s.rows(s.V, tiles, i * block, t.in * block));
-                }
+                transform_inputs(t, runs, tiles, in, s);
                 for (std::int64_t p = 0; p < points; ++p) {
                     const ConstStrided u(U.data() + p * t.out * t.in, t.out, t.in,
                                          Eigen::OuterStride<>(t.in));
@@ -391,7 +398,7 @@ void conv2d_backward_weights_winograd(const Conv2dShape& s, const float* x, cons
     require_3x3_stride_1("conv2d_backward_weights", s);
     constexpr std::int64_t partial_budget = 1 << 24;  // floats
     const Tiling t = forward_tiling(s);
-    const std::int64_t sums = points * s.K * s.C, in_plane = s.H * s.W, out_plane = s.P() * s.Q();
+    const std::int64_t sums = points * s.K * s.C, out_plane = s.P() * s.Q();
     const std::int64_t block = t.block(), blocks = ceil_div(t.tiles(), block);
     const std::int64_t most_chunks = std::clamp<std::int64_t>(partial_budget / sums, 2, 16);
     const std::int64_t per_chunk = ceil_div(blocks, most_chunks),
@@ -407,12 +414,7 @@ void conv2d_backward_weights_winograd(const Conv2dShape& s, const float* x, cons
                 for (std::int64_t blk = chunk * per_chunk; blk < end; ++blk) {
                     const std::int64_t tiles = std::min(block, t.tiles() - blk * block);
                     const std::vector<Segment> runs = segments(t, blk * block, tiles);
-                    for (std::int64_t c = 0; c < s.C; ++c) {
-                        const Rows d = scr.rows(scr.patches, tiles, 0, scr.patch_row());
-                        gather_patches(t, runs, x + c * in_plane, s.C * in_plane, d);
-                        transform_patches(d, scr.rows(scr.halfway, tiles),
-                                          scr.rows(scr.V, tiles, c * block, s.C * block));
-                    }
+                    transform_inputs(t, runs, tiles, x, scr);
                     for (std::int64_t k = 0; k < s.K; ++k) {
                         const Rows e = scr.rows(scr.outputs, tiles);
                         gather_gradient_tiles(t, runs, dy + k * out_plane, s.K * out_plane, e);
