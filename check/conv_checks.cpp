@@ -9,7 +9,7 @@
 //   fft             a transformed sum's error is relative to the whole planes it came from,
 //                   not to the terms of one output (see fft_levels and the passes below);
 //   winograd        relative to the same transforms and products on absolute values, a sum
-//                   larger than sum|x w| (winograd_scale);
+//                   larger than sum|x w| (namespace winograd below);
 //   max pooling     exact: y, argmax and (without overlap) dx only move values;
 //   avg pooling     a short sum and a division.
 #include <algorithm>
