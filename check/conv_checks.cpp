@@ -750,7 +750,7 @@ std::function<std::vector<BenchCase>(const BenchContext&)> conv_rows(ConvAlgorit
             for (NamedConv& sweep : affordable(c, sweep_shapes(c))) shapes.push_back(sweep);
         for (const NamedConv& n : shapes) {
             const Conv2dShape s = n.shape;
-            if (algorithm == ConvAlgorithm::winograd && !winograd_applies(s)) continue;
+            if (!conv_algorithm_applies(algorithm, s)) continue;
             cases.push_back(
                 {n.name,
                  (backward ? 3.0 : 1.0) * s.flops(),

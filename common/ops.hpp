@@ -135,6 +135,13 @@ inline bool winograd_applies(const Conv2dShape& s) {
     return s.R == 3 && s.S == 3 && used.stride_h == 1 && used.stride_w == 1;
 }
 
+// Whether `algorithm` is defined for this shape at all: every algorithm but winograd is (a
+// variant may still refuse a shape its library lacks, as cuDNN's FFT does strides). Benchmarks,
+// tests and lessons skip the shapes an algorithm is not defined for.
+inline bool conv_algorithm_applies(ConvAlgorithm algorithm, const Conv2dShape& s) {
+    return algorithm != ConvAlgorithm::winograd || winograd_applies(s);
+}
+
 // A 2D pooling window slid over every channel of x (N, C, H, W) -> y (N, C, P, Q), with
 // P = (H + 2 pad_h - window_h) / stride_h + 1 and Q likewise. Padding is never a candidate: a max
 // ignores it, an average divides by the number of input elements its window covers (PyTorch's

@@ -153,7 +153,7 @@ TEST_CASE(
             for (ConvAlgorithm algorithm : b.conv2d_algorithms()) {
                 const Conv2dShape s = c.shape();
                 // conv_test checks that winograd refuses the others.
-                if (algorithm == ConvAlgorithm::winograd && !winograd_applies(s)) continue;
+                if (!conv_algorithm_applies(algorithm, s)) continue;
                 nn::Conv2d conv(b, c.options, testing::seed(), algorithm);
                 Rng rng(testing::seed() + 1);
                 const std::vector<double> x = random_doubles(s.x_shape().elements(), rng),

@@ -74,7 +74,7 @@ TEST_CASE(
                 if (!offers(b, algorithm)) return;
                 const Conv2dShape s = test_shape(b, text);
                 const std::uint64_t seed = testing::seed();
-                if (algorithm == ConvAlgorithm::winograd && !winograd_applies(s)) {
+                if (!conv_algorithm_applies(algorithm, s)) {
                     // Refused by each pass (3x3 at stride 1 only).
                     INFO(s.str());
                     CHECK_THROWS_AS(check::check_conv2d_forward(b, s, algorithm, seed),
@@ -93,48 +93,11 @@ TEST_CASE(
 
 namespace {
 
-// conv2d_forward as the definition in float, then every output scaled by `factor`: a stand-in for
-// an FFT convolution with a given relative error.
+// Every pass as the definition in float, then every output scaled by `factor`: a stand-in for an
+// FFT or Winograd convolution with a given relative error.
 template <float factor>
 struct ScaledConv : HostBackend {
     ScaledConv() : HostBackend("scaled_conv") {
-        use_kernel(ops::conv2d_forward, [](const Conv2dShape& s, ConvAlgorithm, const float* x,
-                                           const float* w, const float* b, float* y) {
-            cpu_naive::conv2d_forward<float>(s, x, w, b, y);
-            for (std::int64_t i = 0; i < s.y_shape().elements(); ++i) y[i] *= factor;
-        });
-    }
-    DeviceKind device_kind() const override { return DeviceKind::Cpu; }
-    std::string device() const override { return "test"; }
-    std::vector<ConvAlgorithm> conv2d_algorithms() const override {
-        return {ConvAlgorithm::direct, ConvAlgorithm::fft};
-    }
-};
-
-}  // namespace
-
-TEST_CASE(
-    "the fft tolerance is relative to whole planes, yet fails outputs 0.1% off; the direct "
-    "tolerance fails them at 0.01%",
-    "[conv]") {
-    // LeNet's second convolution at batch 2: sums of 150 products, FFTs of 32 x 32 (L = 10).
-    const Conv2dShape s{2, 6, 14, 14, 16, 5, 5};
-    const auto passes = [&](const Backend& scaled, ConvAlgorithm algorithm) {
-        return check::check_conv2d_forward(scaled, s, algorithm, testing::seed()).comparison.passed;
-    };
-    CHECK(passes(ScaledConv<1.0f + 1e-6f>(), ConvAlgorithm::fft));
-    CHECK_FALSE(passes(ScaledConv<1.0f + 1e-3f>(), ConvAlgorithm::fft));
-    CHECK(passes(ScaledConv<1.0f + 1e-6f>(), ConvAlgorithm::direct));
-    CHECK_FALSE(passes(ScaledConv<1.0f + 1e-4f>(), ConvAlgorithm::direct));
-}
-
-namespace {
-
-// Every pass as the definition in float, then every output scaled by `factor`: a stand-in for a
-// Winograd convolution with a given relative error.
-template <float factor>
-struct ScaledWinograd : HostBackend {
-    ScaledWinograd() : HostBackend("scaled_winograd") {
         use_kernel(ops::conv2d_forward, [](const Conv2dShape& s, ConvAlgorithm, const float* x,
                                            const float* w, const float* b, float* y) {
             cpu_naive::conv2d_forward<float>(s, x, w, b, y);
@@ -155,11 +118,26 @@ struct ScaledWinograd : HostBackend {
     DeviceKind device_kind() const override { return DeviceKind::Cpu; }
     std::string device() const override { return "test"; }
     std::vector<ConvAlgorithm> conv2d_algorithms() const override {
-        return {ConvAlgorithm::winograd};
+        return {ConvAlgorithm::direct, ConvAlgorithm::fft, ConvAlgorithm::winograd};
     }
 };
 
 }  // namespace
+
+TEST_CASE(
+    "the fft tolerance is relative to whole planes, yet fails outputs 0.1% off; the direct "
+    "tolerance fails them at 0.01%",
+    "[conv]") {
+    // LeNet's second convolution at batch 2: sums of 150 products, FFTs of 32 x 32 (L = 10).
+    const Conv2dShape s{2, 6, 14, 14, 16, 5, 5};
+    const auto passes = [&](const Backend& scaled, ConvAlgorithm algorithm) {
+        return check::check_conv2d_forward(scaled, s, algorithm, testing::seed()).comparison.passed;
+    };
+    CHECK(passes(ScaledConv<1.0f + 1e-6f>(), ConvAlgorithm::fft));
+    CHECK_FALSE(passes(ScaledConv<1.0f + 1e-3f>(), ConvAlgorithm::fft));
+    CHECK(passes(ScaledConv<1.0f + 1e-6f>(), ConvAlgorithm::direct));
+    CHECK_FALSE(passes(ScaledConv<1.0f + 1e-4f>(), ConvAlgorithm::direct));
+}
 
 TEST_CASE(
     "the winograd tolerance, larger than direct's, still fails every pass 0.1% off on ResNet's "
@@ -180,8 +158,8 @@ TEST_CASE(
         return check::check_conv2d_backward_weights(b, s, ConvAlgorithm::winograd, seed)[0]
             .comparison.passed;
     };
-    const ScaledWinograd<1.0f + 1e-6f> close;
-    const ScaledWinograd<1.0f + 1e-3f> off;
+    const ScaledConv<1.0f + 1e-6f> close;
+    const ScaledConv<1.0f + 1e-3f> off;
     CHECK(forward(close));
     CHECK(backward_data(close));
     CHECK(dw(close));

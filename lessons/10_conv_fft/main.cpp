@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
                 for (const std::string& name : backend_names()) {
                     const Backend& b = backend(name);
                     if (!lessons::has_algorithm(b, algorithm)) continue;  // listed above
-                    if (algorithm == ConvAlgorithm::winograd && !winograd_applies(s)) continue;
+                    if (!conv_algorithm_applies(algorithm, s)) continue;
                     const std::string filter = std::to_string(s.R) + "x" + std::to_string(s.S);
                     all_passed =
                         lessons::print_pass_rows(b, lessons::ConvPass::forward, s, algorithm,
