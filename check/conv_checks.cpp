@@ -9,7 +9,7 @@
 //   fft             a transformed sum's error is relative to the whole planes it came from,
 //                   not to the terms of one output (see fft_levels and the passes below);
 //   winograd        relative to the same transforms and products on absolute values, a sum
-//                   larger than sum|x w| (namespace winograd below);
+//                   larger than sum|x w| (namespaces winograd, 3x3, and columns, 5x5, below);
 //   max pooling     exact: y, argmax and (without overlap) dx only move values;
 //   avg pooling     a short sum and a division.
 #include <algorithm>
@@ -23,6 +23,7 @@
 #include "check/crosscheck.hpp"
 #include "common/errors.hpp"
 #include "common/math.hpp"
+#include "common/winograd.hpp"
 #include "cpu/naive/conv2d.hpp"
 #include "cpu/naive/pool2d.hpp"
 
@@ -257,6 +258,178 @@ std::vector<double> backward_weights_scale(const Conv2dShape& s, const std::vect
 
 }  // namespace winograd
 
+// The error model of winograd's 5x5 filters, F(4, 5) along columns (cpu/eigen_omp/
+// conv_winograd.cpp): every tile of four output rows is, per filter column s and input channel c,
+// A^T [(G w[k, c, :, s]) . (B^T x[c, 4i .. 4i + 7, q + s])], the 8 products of each point b summed
+// over (c, s) first (common/winograd.hpp has the matrices). So, as above, the error of every
+// output is below (roundings) u S with
+//   S = sum_b |A^T[a, b]| sum over c, s of (|G| |w[k, c, :, s]|)_b (|B^T| |x[c, 4i .., q + s]|)_b
+// and the roundings: 1 in U = G w (made in double), k_B in B^T x (roundings() below: 6, B^T's
+// rows add up to 6 terms, with 17/4 among them), 1 product, at most C S - 1 in the sum over
+// (c, s), k_A in A^T (6), and one for the bias: 5 C + 14. backward_data: the same on dy, no
+// bias: 5 K + 13. backward_weights: dw[k, c, r, s] = sum_b G[b, r] sum over tiles (A e)_b
+// (B^T x)_b, e dy's four rows: k_A' in A e (3), k_B in B^T x, 1 product, at most
+// N ceil(P/4) Q - 1 in the sum, 1 in G^T (double): N ceil(P/4) Q + 10.
+namespace columns {
+
+const WinogradMatrices& f = winograd_f4_5;
+constexpr int points = WinogradMatrices::alpha, m = WinogradMatrices::m;
+
+// The roundings of M times a vector (M rows x cols, row-major rows `stride` apart), as the kernels
+// compute it: per row, its nonzero terms less one, and one more if a coefficient is not a power
+// of two; the most of any row.
+int roundings(const double* M, int rows, int cols, int stride) {
+    int most = 0;
+    for (int i = 0; i < rows; ++i) {
+        int terms = 0, inexact = 0;
+        for (int j = 0; j < cols; ++j) {
+            const double c = M[i * stride + j];
+            int exponent = 0;
+            terms += c != 0;
+            inexact |= c != 0 && std::abs(std::frexp(c, &exponent)) != 0.5;
+        }
+        most = std::max(most, terms - 1 + inexact);
+    }
+    return most;
+}
+int k_B() { return roundings(&f.BT[0][0], points, points, points); }
+int k_A() { return roundings(&f.AT[0][0], m, points, points); }
+// A = (A^T)^T's: the roundings of E_b = A dy
+int k_A_transposed() {
+    double A[points][m];
+    for (int b = 0; b < points; ++b)
+        for (int a = 0; a < m; ++a) A[b][a] = f.AT[a][b];
+    return roundings(&A[0][0], points, m, m);
+}
+
+// |T_b| of every image: [n][b][c][i][col] = sum_e |B^T[b, e]| |in[n, c]| at row m i + e - pad_h,
+// column col - pad_w (0 outside), for i < ceil(P/m), col < Q + 4.
+std::vector<double> transformed_rows(const std::vector<double>& in, std::int64_t images,
+                                     std::int64_t ins, std::int64_t H, std::int64_t W,
+                                     std::int64_t P, std::int64_t Q, std::int64_t pad_h,
+                                     std::int64_t pad_w) {
+    const std::int64_t tiles = ceil_div(P, std::int64_t{m}), cols = Q + 4;
+    std::vector<double> T(std::size_t(images * points * ins * tiles * cols), 0.0);
+    for (std::int64_t n = 0; n < images; ++n)
+        for (int b = 0; b < points; ++b)
+            for (std::int64_t c = 0; c < ins; ++c)
+                for (std::int64_t i = 0; i < tiles; ++i)
+                    for (std::int64_t col = 0; col < cols; ++col) {
+                        double sum = 0;
+                        for (int e = 0; e < points; ++e) {
+                            const std::int64_t h = m * i + e - pad_h, w = col - pad_w;
+                            if (h >= 0 && h < H && w >= 0 && w < W)
+                                sum += std::abs(f.BT[b][e]) *
+                                       in[std::size_t(((n * ins + c) * H + h) * W + w)];
+                        }
+                        T[std::size_t((((n * points + b) * ins + c) * tiles + i) * cols + col)] =
+                            sum;
+                    }
+    return T;
+}
+
+// S for every output (images, outs, P, Q) of |in| (images, ins, H, W) correlated with the
+// filters |filter(o, i)| (5x5), padded by (pad_h, pad_w).
+template <typename Filter>
+std::vector<double> correlation_scale(const std::vector<double>& in, std::int64_t images,
+                                      std::int64_t ins, std::int64_t H, std::int64_t W,
+                                      std::int64_t outs, std::int64_t P, std::int64_t Q,
+                                      std::int64_t pad_h, std::int64_t pad_w, Filter filter) {
+    const std::int64_t tiles = ceil_div(P, std::int64_t{m}), cols = Q + 4;
+    const std::vector<double> T = transformed_rows(in, images, ins, H, W, P, Q, pad_h, pad_w);
+    std::vector<double> U(std::size_t(points * outs * ins * 5), 0.0);  // [b][o][i][s]
+    for (int b = 0; b < points; ++b)
+        for (std::int64_t o = 0; o < outs; ++o)
+            for (std::int64_t i = 0; i < ins; ++i)
+                for (int s = 0; s < 5; ++s)
+                    for (int r = 0; r < 5; ++r)
+                        U[std::size_t(((b * outs + o) * ins + i) * 5 + s)] +=
+                            std::abs(f.G[b][r]) * filter(o, i)[r * 5 + s];
+    std::vector<double> scale(std::size_t(images * outs * P * Q), 0.0);
+    for (std::int64_t n = 0; n < images; ++n)
+        for (std::int64_t o = 0; o < outs; ++o)
+            for (std::int64_t tile = 0; tile < tiles; ++tile)
+                for (std::int64_t q = 0; q < Q; ++q)
+                    for (int b = 0; b < points; ++b) {
+                        double product = 0;  // |M_b|
+                        for (std::int64_t i = 0; i < ins; ++i)
+                            for (int s = 0; s < 5; ++s)
+                                product +=
+                                    U[std::size_t(((b * outs + o) * ins + i) * 5 + s)] *
+                                    T[std::size_t((((n * points + b) * ins + i) * tiles + tile) *
+                                                      cols +
+                                                  q + s)];
+                        for (std::int64_t a = 0; a < m && m * tile + a < P; ++a)
+                            scale[std::size_t(((n * outs + o) * P + m * tile + a) * Q + q)] +=
+                                std::abs(f.AT[a][b]) * product;
+                    }
+    return scale;
+}
+
+double forward_roundings(const Conv2dShape& s) { return double(5 * s.C + 2 + k_B() + k_A()); }
+std::vector<double> forward_scale(const Conv2dShape& s, const std::vector<double>& abs_x,
+                                  const std::vector<double>& abs_w) {
+    return correlation_scale(
+        abs_x, s.N, s.C, s.H, s.W, s.K, s.P(), s.Q(), s.pad_h, s.pad_w,
+        [&](std::int64_t k, std::int64_t c) { return &abs_w[std::size_t((k * s.C + c) * 25)]; });
+}
+
+double backward_data_roundings(const Conv2dShape& s) { return double(5 * s.K + 1 + k_B() + k_A()); }
+std::vector<double> backward_data_scale(const Conv2dShape& s, const std::vector<double>& abs_dy,
+                                        const std::vector<double>& abs_w) {
+    std::vector<double> rotated(abs_w.size());
+    for (std::int64_t c = 0; c < s.C; ++c)
+        for (std::int64_t k = 0; k < s.K; ++k)
+            for (std::int64_t tap = 0; tap < 25; ++tap)
+                rotated[std::size_t((c * s.K + k) * 25 + tap)] =
+                    abs_w[std::size_t((k * s.C + c) * 25 + 24 - tap)];
+    return correlation_scale(
+        abs_dy, s.N, s.K, s.P(), s.Q(), s.C, s.H, s.W, 4 - s.pad_h, 4 - s.pad_w,
+        [&](std::int64_t c, std::int64_t k) { return &rotated[std::size_t((c * s.K + k) * 25)]; });
+}
+
+// The terms of dw's sum: N ceil(P/m) Q.
+double backward_weights_terms(const Conv2dShape& s) {
+    return double(s.N * ceil_div(s.P(), std::int64_t{m}) * s.Q());
+}
+double backward_weights_roundings(const Conv2dShape& s) {
+    return backward_weights_terms(s) + 1 + k_A_transposed() + k_B();
+}
+std::vector<double> backward_weights_scale(const Conv2dShape& s, const std::vector<double>& abs_x,
+                                           const std::vector<double>& abs_dy) {
+    const std::int64_t P = s.P(), Q = s.Q(), tiles = ceil_div(P, std::int64_t{m}), cols = Q + 4;
+    const std::vector<double> T =
+        transformed_rows(abs_x, s.N, s.C, s.H, s.W, P, Q, s.pad_h, s.pad_w);
+    std::vector<double> sums(std::size_t(points * s.K * s.C * 5), 0.0);  // [b][k][c][s]
+    for (std::int64_t n = 0; n < s.N; ++n)
+        for (int b = 0; b < points; ++b)
+            for (std::int64_t k = 0; k < s.K; ++k)
+                for (std::int64_t tile = 0; tile < tiles; ++tile)
+                    for (std::int64_t q = 0; q < Q; ++q) {
+                        double e = 0;  // |A e|_b
+                        for (std::int64_t a = 0; a < m && m * tile + a < P; ++a)
+                            e += std::abs(f.AT[a][b]) *
+                                 abs_dy[std::size_t(((n * s.K + k) * P + m * tile + a) * Q + q)];
+                        if (e == 0) continue;
+                        for (std::int64_t c = 0; c < s.C; ++c)
+                            for (int col = 0; col < 5; ++col)
+                                sums[std::size_t(((b * s.K + k) * s.C + c) * 5 + col)] +=
+                                    e * T[std::size_t(
+                                            (((n * points + b) * s.C + c) * tiles + tile) * cols +
+                                            q + col)];
+                    }
+    std::vector<double> scale(std::size_t(s.K * s.C * 25), 0.0);
+    for (std::int64_t filter = 0; filter < s.K * s.C; ++filter)
+        for (int r = 0; r < 5; ++r)
+            for (int col = 0; col < 5; ++col)
+                for (int b = 0; b < points; ++b)
+                    scale[std::size_t((filter * 5 + r) * 5 + col)] +=
+                        std::abs(f.G[b][r]) * sums[std::size_t((b * s.K * s.C + filter) * 5 + col)];
+    return scale;
+}
+
+}  // namespace columns
+
 // The bound of a bias gradient, as bias_backward's: a sum of N P Q terms in any order,
 // 2 (N P Q + 1) u sum|dy|, whatever the algorithm (no pass needs a transform for it).
 double bias_gradient_rtol(const Conv2dShape& s) {
@@ -271,7 +444,8 @@ double bias_gradient_rtol(const Conv2dShape& s) {
 //   fft:            per output plane (n, k), the bound above with C channels, plus the bias's
 //                   rounding: u ((16 L + C + 3) sum_c ||x[n, c]|| ||w[k, c]|| + |b[k]|);
 //                   doubled;
-//   winograd:       2u ((C + 11) S + |b|), S as in winograd:: above.
+//   winograd:       2u ((C + 11) S + |b|), S as in winograd:: above (3x3); 5x5:
+//                   2u ((5C + 14) S + |b|), S as in columns::.
 CaseResult check_conv2d_forward(const Backend& backend, const Conv2dShape& s,
                                 ConvAlgorithm algorithm, std::uint64_t seed) {
     s.validate();
@@ -293,6 +467,13 @@ CaseResult check_conv2d_forward(const Backend& backend, const Conv2dShape& s,
         for (std::size_t i = 0; i < scale.size(); ++i) scale[i] += abs_b[(i / PQ) % s.K];
         rtol = 2 * unit_roundoff;
         r.tolerance = "2u((16L+C+3)|x||w|+|b|)";
+    } else if (algorithm == ConvAlgorithm::winograd && winograd_applies(s) && s.R == 5) {
+        scale = columns::forward_scale(s, absolute(wide_x), absolute(wide_w));
+        const double roundings = columns::forward_roundings(s);
+        for (std::size_t i = 0; i < scale.size(); ++i)
+            scale[i] = roundings * scale[i] + abs_b[(i / (s.P() * s.Q())) % s.K];
+        rtol = 2 * unit_roundoff;
+        r.tolerance = format("2u((5C+%g)S+|b|)", roundings - double(5 * s.C));  // 5C+14
     } else if (algorithm == ConvAlgorithm::winograd && winograd_applies(s)) {
         scale = winograd::forward_scale(s, absolute(wide_x), absolute(wide_w));
         const double roundings = double(s.C + 11);
@@ -322,7 +503,7 @@ CaseResult check_conv2d_forward(const Backend& backend, const Conv2dShape& s,
 //                   way fewer than K R S + 1 roundings: 2 (K R S + 2) u sum|dy w|;
 //   fft:            per input plane (n, c), K planes added:
 //                   2u (16 L + K + 2) sum_k ||dy[n, k]|| ||w[k, c]||;
-//   winograd:       2u (K + 11) S.
+//   winograd:       2u (K + 11) S (3x3); 5x5: 2u (5K + 13) S.
 CaseResult check_conv2d_backward_data(const Backend& backend, const Conv2dShape& s,
                                       ConvAlgorithm algorithm, std::uint64_t seed) {
     s.validate();
@@ -341,6 +522,11 @@ CaseResult check_conv2d_backward_data(const Backend& backend, const Conv2dShape&
                       plane_norms(wide_w, s.K * s.C, s.R * s.S), s.N, s.K, s.C, s.H * s.W, s.K + 2);
         rtol = 2 * unit_roundoff;
         r.tolerance = "2u(16L+K+2)|dy||w|";
+    } else if (algorithm == ConvAlgorithm::winograd && winograd_applies(s) && s.R == 5) {
+        scale = columns::backward_data_scale(s, absolute(wide_dy), absolute(wide_w));
+        const double roundings = columns::backward_data_roundings(s);
+        rtol = 2.0 * roundings * unit_roundoff;
+        r.tolerance = format("2u(5K+%g)S", roundings - double(5 * s.K));
     } else if (algorithm == ConvAlgorithm::winograd && winograd_applies(s)) {
         scale = winograd::backward_data_scale(s, absolute(wide_dy), absolute(wide_w));
         rtol = 2.0 * double(s.K + 11) * unit_roundoff;
@@ -365,7 +551,8 @@ CaseResult check_conv2d_backward_data(const Backend& backend, const Conv2dShape&
 //                          of them added): 2 (N P Q + 2) u sum|dy x|;
 //   dw, fft:               per filter plane (k, c), N planes added:
 //                          2u (16 L + N + 2) sum_n ||x[n, c]|| ||dy[n, k]||;
-//   dw, winograd:          2u (T + 8) S, T the tiles of all images;
+//   dw, winograd:          2u (T + 8) S, T the tiles of all images (3x3); 5x5: 2u (T + 10) S,
+//                          T = N ceil(P/4) Q;
 //   db:                    bias_gradient_rtol, for every algorithm.
 std::vector<CaseResult> check_conv2d_backward_weights(const Backend& backend, const Conv2dShape& s,
                                                       ConvAlgorithm algorithm, std::uint64_t seed) {
@@ -391,6 +578,11 @@ std::vector<CaseResult> check_conv2d_backward_weights(const Backend& backend, co
                       plane_norms(wide_x, s.N * s.C, s.H * s.W), s.K, s.N, s.C, s.R * s.S, s.N + 2);
         rtol = 2 * unit_roundoff;
         dw.tolerance = "2u(16L+N+2)|x||dy|";
+    } else if (algorithm == ConvAlgorithm::winograd && winograd_applies(s) && s.R == 5) {
+        scale_dw = columns::backward_weights_scale(s, absolute(wide_x), absolute(wide_dy));
+        const double roundings = columns::backward_weights_roundings(s);
+        rtol = 2.0 * roundings * unit_roundoff;
+        dw.tolerance = format("2u(T+%g)S", roundings - columns::backward_weights_terms(s));
     } else if (algorithm == ConvAlgorithm::winograd && winograd_applies(s)) {
         scale_dw = winograd::backward_weights_scale(s, absolute(wide_x), absolute(wide_dy));
         const std::int64_t tiles =
@@ -736,9 +928,10 @@ std::vector<NamedConv> affordable(const BenchContext& c, std::vector<NamedConv> 
 
 // The rows of one algorithm: forward alone (with the sweep), or forward, backward_data and
 // backward_weights, one training step's conv work as PyTorch's autograd figure. Winograd's rows
-// are the shapes it computes (3x3 at stride 1: resnet_3x3 and sweep_r3). The work counted
-// is the direct algorithm's multiply-adds whatever the algorithm (Conv2dShape::flops()), three
-// times that for the three passes, so that GFLOP/s compare time for the same result.
+// are the shapes it computes (3x3 and 5x5 at stride 1: the LeNet layers, resnet_3x3, sweep_r3 and
+// sweep_r5). The work counted is the direct algorithm's multiply-adds whatever the algorithm
+// (Conv2dShape::flops()), three times that for the three passes, so that GFLOP/s compare time for
+// the same result.
 std::function<std::vector<BenchCase>(const BenchContext&)> conv_rows(ConvAlgorithm algorithm,
                                                                      bool backward) {
     return [algorithm, backward](const BenchContext& c) {
@@ -878,8 +1071,11 @@ std::vector<BenchRows> conv_bench_rows() {
 // which larger shapes skip for 128 x 128 or 32 x 128 ones); 32 channels into 64 on rows of 13
 // (cpu_eigen_omp's direct blocks of 4 Vecs: 64 channels by 5 pixels forward with AVX-512; with
 // AVX2, blocks of 2 Vecs, 16 channels, by 5 pixels, forward and backward); a 3x3 filter padded
-// by 3 on a 7x6 input (odd P, winograd's backward_data then starts its tiles inside dy). The 3x3
-// shapes at stride 1 are winograd's: odd and even P and Q, padding 0 to 3, C = 3 to 32. Pools:
+// by 3 on a 7x6 input (odd P, winograd's backward_data then starts its tiles inside dy); a 5x5
+// one padded by 5 on a 9x8 input (the same for the 5x5 filters' F(4, 5) along columns, with
+// P = 15 not a multiple of its 4 rows), and one padded by 3 rows and no columns (its rows of
+// zeros read in place). The 3x3 and 5x5 shapes at stride 1 are winograd's: odd and even P and Q,
+// padding 0 to 5, C = 1 to 32. Pools:
 // LeNet's 2x2 stride 2 at batch 7 and 64, and on odd 9x11 planes (a row and a column left over;
 // cpu_eigen_omp has a loop of its own for 2x2 stride 2); overlapping 3x3 stride 2 windows with and
 // without padding, a 2x3 window, padding of half a 5x4 window, one window over the whole input, 3x3
@@ -899,7 +1095,7 @@ std::vector<OpDescription> conv_and_pool_descriptions() {
           "3,2,23,20,3,5,4,3,2,2,1", "2,4,7,9,3,3,3,1,2", "3,2,6,5,4,8,7,1,1",
           "7,5,33,17,7,3,3,3,0", "2,16,11,13,67,3,3,1,1", "7,17,9,11,19,3,2,1,1,3,2",
           "64,1,28,28,6,5,5,1,2", "64,6,14,14,16,5,5,1,0", "1,3,5,7,40,3,3", "2,32,9,13,64,3,3,1,1",
-          "3,5,7,6,4,3,3,1,3"},
+          "3,5,7,6,4,3,3,1,3", "2,3,9,8,5,5,5,1,5", "2,3,11,9,4,5,5,1,1,3,0"},
          "64,6,14,14,16,5,5,1,0",  // LeNet's conv2
          run_conv2d,
          {Op::conv2d_forward, Op::conv2d_backward_data, Op::conv2d_backward_weights},

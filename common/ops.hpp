@@ -78,9 +78,10 @@ inline constexpr std::uint64_t no_bad_row = ~std::uint64_t(0);
 //   fft     the convolution theorem: transform, multiply pointwise, transform back;
 //   implicit_gemm  im2col's GEMM with its tiles of patches gathered from the input as it goes,
 //           the matrix never stored (GPU panels only);
-//   winograd  Winograd's minimal filtering, F(2x2, 3x3): each 2x2 block of outputs from 16
-//           multiplications instead of 36, for 3x3 filters at stride 1 only (winograd_applies;
-//           cpu_eigen_omp only).
+//   winograd  Winograd's minimal filtering, for 3x3 and 5x5 filters at stride 1 only
+//           (winograd_applies; cpu_eigen_omp only): F(2x2, 3x3), each 2x2 block of outputs from
+//           16 multiplications instead of 36; for 5x5, F(4, 5) down the columns, each 4 outputs
+//           of a filter column from 8 instead of 20.
 // Every algorithm computes the same numbers; each variant implements those that make sense for it
 // (Backend::conv2d_algorithms).
 enum class ConvAlgorithm { direct, im2col, fft, implicit_gemm, winograd };
@@ -126,13 +127,13 @@ struct Conv2dShape {
     }
 };
 
-// Whether the winograd algorithm computes this shape: a 3x3 filter at stride 1 (any padding,
-// channels and sizes; the stride of an axis with one output counts as none, as Backend hands it
-// on). The F(2x2, 3x3) transforms are made for that one filter size, as cuDNN's Winograd is; a
+// Whether the winograd algorithm computes this shape: a 3x3 or 5x5 filter at stride 1 (any
+// padding, channels and sizes; the stride of an axis with one output counts as none, as Backend
+// hands it on). Winograd's transforms are made for one filter size each, as cuDNN's are; a
 // variant asked for anything else throws Unsupported.
 inline bool winograd_applies(const Conv2dShape& s) {
     const Conv2dShape used = s.with_unused_strides_small();
-    return s.R == 3 && s.S == 3 && used.stride_h == 1 && used.stride_w == 1;
+    return s.R == s.S && (s.R == 3 || s.R == 5) && used.stride_h == 1 && used.stride_w == 1;
 }
 
 // Whether `algorithm` is defined for this shape at all: every algorithm but winograd is (a

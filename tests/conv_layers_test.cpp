@@ -137,7 +137,7 @@ TEST_CASE(
           .kernel_w = 4,
           .pad_h = 1,
           .pad_w = 0}},
-        // 3x3 at stride 1, padded, on odd sizes: the one shape Winograd computes.
+        // 3x3 and 5x5 at stride 1, padded, on odd sizes: the shapes Winograd computes.
         {2,
          7,
          9,
@@ -147,6 +147,15 @@ TEST_CASE(
           .kernel_w = 3,
           .pad_h = 1,
           .pad_w = 1}},
+        {2,
+         9,
+         7,
+         {.in_channels = 2,
+          .out_channels = 3,
+          .kernel_h = 5,
+          .kernel_w = 5,
+          .pad_h = 2,
+          .pad_w = 2}},
     };
     testing::for_every_variant([&](const Backend& b) {
         for (const ConvCase& c : cases)

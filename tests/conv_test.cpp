@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "common/host_backend.hpp"
 #include "common/random.hpp"
 #include "common/registry.hpp"
+#include "common/winograd.hpp"
 #include "cpu/eigen_omp/conv_direct.hpp"
 #include "cpu/naive/conv2d.hpp"
 #include "gpu/tiled/divisor.hpp"
@@ -75,7 +77,7 @@ TEST_CASE(
                 const Conv2dShape s = test_shape(b, text);
                 const std::uint64_t seed = testing::seed();
                 if (!conv_algorithm_applies(algorithm, s)) {
-                    // Refused by each pass (3x3 at stride 1 only).
+                    // Refused by each pass (3x3 and 5x5 at stride 1 only).
                     INFO(s.str());
                     CHECK_THROWS_AS(check::check_conv2d_forward(b, s, algorithm, seed),
                                     Unsupported);
@@ -141,31 +143,61 @@ TEST_CASE(
 
 TEST_CASE(
     "the winograd tolerance, larger than direct's, still fails every pass 0.1% off on ResNet's "
-    "channel counts",
+    "channel counts (3x3) and on LeNet's second layer (5x5)",
     "[conv]") {
     // 64 channels in and out, 3x3, padding 1, on 2 images of 9 x 11 (odd P and Q): sums of 576
-    // products, as ResNet's layer.
-    const Conv2dShape s{2, 64, 9, 11, 64, 3, 3, 1, 1, 1, 1};
-    const std::uint64_t seed = testing::seed();
-    const auto forward = [&](const Backend& b) {
-        return check::check_conv2d_forward(b, s, ConvAlgorithm::winograd, seed).comparison.passed;
-    };
-    const auto backward_data = [&](const Backend& b) {
-        return check::check_conv2d_backward_data(b, s, ConvAlgorithm::winograd, seed)
-            .comparison.passed;
-    };
-    const auto dw = [&](const Backend& b) {
-        return check::check_conv2d_backward_weights(b, s, ConvAlgorithm::winograd, seed)[0]
-            .comparison.passed;
-    };
-    const ScaledConv<1.0f + 1e-6f> close;
-    const ScaledConv<1.0f + 1e-3f> off;
-    CHECK(forward(close));
-    CHECK(backward_data(close));
-    CHECK(dw(close));
-    CHECK_FALSE(forward(off));
-    CHECK_FALSE(backward_data(off));
-    CHECK_FALSE(dw(off));
+    // products, as ResNet's layer. LeNet's second layer at batch 2: F(4, 5) along columns.
+    for (const Conv2dShape& s :
+         {Conv2dShape{2, 64, 9, 11, 64, 3, 3, 1, 1, 1, 1}, Conv2dShape{2, 6, 14, 14, 16, 5, 5}}) {
+        INFO(s.str());
+        const std::uint64_t seed = testing::seed();
+        const auto forward = [&](const Backend& b) {
+            return check::check_conv2d_forward(b, s, ConvAlgorithm::winograd, seed)
+                .comparison.passed;
+        };
+        const auto backward_data = [&](const Backend& b) {
+            return check::check_conv2d_backward_data(b, s, ConvAlgorithm::winograd, seed)
+                .comparison.passed;
+        };
+        const auto dw = [&](const Backend& b) {
+            return check::check_conv2d_backward_weights(b, s, ConvAlgorithm::winograd, seed)[0]
+                .comparison.passed;
+        };
+        const ScaledConv<1.0f + 1e-6f> close;
+        const ScaledConv<1.0f + 1e-3f> off;
+        CHECK(forward(close));
+        CHECK(backward_data(close));
+        CHECK(dw(close));
+        CHECK_FALSE(forward(off));
+        CHECK_FALSE(backward_data(off));
+        CHECK_FALSE(dw(off));
+    }
+}
+
+TEST_CASE("F(4, 5)'s matrices compute four outputs of a 5-tap correlation", "[conv]") {
+    // y = A^T [(G g) . (B^T d)] against the definition, in double, on fresh random d and g; the
+    // matrices hold fractions like 1/90, so to a few roundings of the sum of |d g|.
+    const WinogradMatrices& f = winograd_f4_5;
+    constexpr int m = WinogradMatrices::m, r = WinogradMatrices::r, alpha = WinogradMatrices::alpha;
+    Rng rng(testing::seed());
+    for (int trial = 0; trial < 100; ++trial) {
+        const std::vector<double> d = random_doubles(alpha, rng), g = random_doubles(r, rng);
+        double Gg[alpha] = {}, Bd[alpha] = {};
+        for (int j = 0; j < alpha; ++j) {
+            for (int k = 0; k < r; ++k) Gg[j] += f.G[j][k] * g[std::size_t(k)];
+            for (int e = 0; e < alpha; ++e) Bd[j] += f.BT[j][e] * d[std::size_t(e)];
+        }
+        for (int i = 0; i < m; ++i) {
+            double y = 0, expected = 0, scale = 0;
+            for (int j = 0; j < alpha; ++j) y += f.AT[i][j] * Gg[j] * Bd[j];
+            for (int k = 0; k < r; ++k) {
+                expected += d[std::size_t(i + k)] * g[std::size_t(k)];
+                scale += std::abs(d[std::size_t(i + k)] * g[std::size_t(k)]);
+            }
+            INFO("trial " << trial << ", output " << i);
+            REQUIRE(std::abs(y - expected) <= 1e-12 * scale);
+        }
+    }
 }
 
 TEST_CASE("the cross-check catches a conv2d that flips its filters (a true convolution)",

@@ -27,7 +27,7 @@
 //            With stride 1 and 16 channels or more in and out, col is not built at all:
 //            conv_shifted.cpp reads each tap's rows of col straight out of the padded image.
 //   fft      conv_fft.cpp.
-//   winograd conv_winograd.cpp (3x3 filters at stride 1).
+//   winograd conv_winograd.cpp (3x3 and 5x5 filters at stride 1).
 // db, the same for every algorithm, is the sum of each dy[:, k] plane.
 #include <algorithm>
 #include <memory>

@@ -741,23 +741,24 @@ Correlation plan(std::int64_t in_channels, std::int64_t out_channels, std::int64
     return g;
 }
 
-// out (N, out_channels, P, Q) = bias + the correlation of every image of in (N, in_channels,
-// H, W), placed `at` in g's padded plane. OpenMP over batches of images; each thread pads one image
-// at a time into its own scratch.
-void correlate_batch(const Correlation& g, std::int64_t N, const float* in, std::int64_t H,
-                     std::int64_t W, Placement at, const float* filters, const float* bias,
-                     float* out) {
-    const std::int64_t image_size = g.in_channels * g.rows * g.cols;
-    const std::int64_t out_size = g.out_channels * g.P * g.Q;
-    const std::int64_t multiply_adds = out_size * g.in_channels * g.R * g.S;
-    // by pixels and by inputs: which filter rows each block reads data through
-    const std::vector<char> live =
-        g.kernel == Kernel::by_channels ? std::vector<char>{} : live_rows(g, H, at);
+// What a correlation works out once per call, for every image: the plane its input is placed
+// in, which filter rows each block reads data through (by pixels and by inputs), and the scratch
+// each thread needs.
+struct Prepared {
+    Correlation g;
+    std::int64_t H, W;
+    Placement placed;
+    std::vector<char> live;
+    // Where the padded plane would be the input itself (no padding, no spread, blocks that end
+    // at its edges: LeNet's conv2 forward), the kernels read the input where it lies.
+    bool in_place;
+    std::int64_t padded_size, sums_size;
+};
+
+Prepared prepare(const Correlation& g, std::int64_t H, std::int64_t W, Placement at) {
     // By inputs, the input is padded above and below only, its columns where they are.
     const Placement placed =
         g.kernel == Kernel::by_inputs ? Placement{at.top, 0, at.step_h, 1} : at;
-    // Where the padded plane would be the input itself (no padding, no spread, blocks that end
-    // at its edges: LeNet's conv2 forward), the kernels read the input where it lies.
     const bool in_place = g.kernel == Kernel::by_channels && at.top == 0 && at.left == 0 &&
                           at.step_h == 1 && at.step_w == 1 && g.rows == H && g.cols == W;
     // by pixels: the flat outputs; by inputs: the filter columns' sums, `lanes` spare at each end
@@ -765,37 +766,64 @@ void correlate_batch(const Correlation& g, std::int64_t N, const float* in, std:
                                    : g.kernel == Kernel::by_inputs
                                        ? g.out_channels * g.S * g.flat + 2 * lanes
                                        : 0;
+    return {g,
+            H,
+            W,
+            placed,
+            g.kernel == Kernel::by_channels ? std::vector<char>{} : live_rows(g, H, at),
+            in_place,
+            in_place ? 0 : g.in_channels * g.rows * g.cols,
+            sums_size};
+}
+
+// out (out_channels, P, Q) = bias + the correlation of one image (in_channels, H, W), padded
+// into `padded` (prepared.padded_size floats) unless in place, with `sums` (sums_size) for the
+// kernels that keep their sums apart.
+void correlate_image(const Prepared& prepared, const float* image, const float* filters,
+                     const float* bias, float* padded, float* sums, float* out) {
+    const Correlation& g = prepared.g;
+    if (!prepared.in_place) {
+        place_padded(image, g.in_channels, prepared.H, prepared.W, prepared.placed, padded, g.rows,
+                     g.cols);
+        image = padded;
+    }
+    switch (g.kernel) {
+        case Kernel::by_pixels:
+            with_constant<most_channels_by_pixels>(g.out_channels, [&](auto channels) {
+                correlate_by_pixels<channels()>(g, image, filters, bias, prepared.live.data(), sums,
+                                                out);
+            });
+            break;
+        case Kernel::by_inputs:
+            with_constant<most_channels_by_pixels>(g.out_channels, [&](auto channels) {
+                correlate_by_inputs<channels()>(g, image, filters, bias, prepared.live.data(),
+                                                sums + lanes, out);
+            });
+            break;
+        case Kernel::by_channels:
+            with_block_shapes(g, [&](auto vecs, auto stride_w, auto widths) {
+                correlate_by_channels_of_width<vecs()>(g, widths, image, filters, bias, stride_w,
+                                                       out);
+            });
+            break;
+    }
+}
+
+// out (N, out_channels, P, Q) = bias + the correlation of every image of in (N, in_channels,
+// H, W), placed `at` in g's padded plane. OpenMP over batches of images; each thread pads one image
+// at a time into its own scratch.
+void correlate_batch(const Correlation& g, std::int64_t N, const float* in, std::int64_t H,
+                     std::int64_t W, Placement at, const float* filters, const float* bias,
+                     float* out) {
+    const Prepared prepared = prepare(g, H, W, at);
+    const std::int64_t out_size = g.out_channels * g.P * g.Q;
+    const std::int64_t multiply_adds = out_size * g.in_channels * g.R * g.S;
     for_each_batch(N, multiply_adds, [&](std::int64_t begin, std::int64_t count) {
-        const auto padded = scratch(in_place ? 0 : image_size);
-        const auto sums = scratch(sums_size);
-        for (std::int64_t n = begin; n < begin + count; ++n) {
-            const float* image = in + n * g.in_channels * H * W;
-            if (!in_place) {
-                place_padded(image, g.in_channels, H, W, placed, padded.get(), g.rows, g.cols);
-                image = padded.get();
-            }
-            float* image_out = out + n * out_size;
-            switch (g.kernel) {
-                case Kernel::by_pixels:
-                    with_constant<most_channels_by_pixels>(g.out_channels, [&](auto channels) {
-                        correlate_by_pixels<channels()>(g, image, filters, bias, live.data(),
-                                                        sums.get(), image_out);
-                    });
-                    break;
-                case Kernel::by_inputs:
-                    with_constant<most_channels_by_pixels>(g.out_channels, [&](auto channels) {
-                        correlate_by_inputs<channels()>(g, image, filters, bias, live.data(),
-                                                        sums.get() + lanes, image_out);
-                    });
-                    break;
-                case Kernel::by_channels:
-                    with_block_shapes(g, [&](auto vecs, auto stride_w, auto widths) {
-                        correlate_by_channels_of_width<vecs()>(g, widths, image, filters, bias,
-                                                               stride_w, image_out);
-                    });
-                    break;
-            }
-        }
+        const auto padded = scratch(prepared.padded_size);
+        const auto sums = scratch(prepared.sums_size);
+        for (std::int64_t n = begin; n < begin + count; ++n)
+            correlate_image(prepared, in + n * g.in_channels * H * W, filters, bias, padded.get(),
+                            sums.get(), out + n * out_size);
     });
 }
 
@@ -1189,6 +1217,39 @@ void conv2d_backward_data_direct(const Conv2dShape& s, const float* dy, const fl
 
 DirectKernels conv2d_direct_kernels(const Conv2dShape& s) {
     return {kernel_name(forward_pass(s).g.kernel), kernel_name(backward_data_pass(s).g.kernel)};
+}
+
+struct DirectCorrelation::Plan {
+    Prepared prepared;
+    Conv2dShape shape;  // the correlation as a convolution: one image, no padding
+    Scratch zeros;      // the bias: none
+};
+
+DirectCorrelation::DirectCorrelation(std::int64_t in_channels, std::int64_t out_channels,
+                                     std::int64_t R, std::int64_t S, std::int64_t H,
+                                     std::int64_t W) {
+    const Placement at{0, 0, 1, 1};
+    const Correlation g = plan(in_channels, out_channels, R, S, 1, 1, H - R + 1, W - S + 1, W, at);
+    const Conv2dShape shape{
+        .N = 1, .C = in_channels, .H = H, .W = W, .K = out_channels, .R = R, .S = S};
+    plan_ = std::make_unique<Plan>(Plan{prepare(g, H, W, at), shape, scratch(g.out_lanes)});
+    Eigen::Map<Array>(plan_->zeros.get(), g.out_lanes).setZero();
+}
+
+DirectCorrelation::~DirectCorrelation() = default;
+
+Scratch DirectCorrelation::filters(const float* w) const {
+    return filters_by_tap(plan_->shape, plan_->prepared.g, w, false);
+}
+
+std::int64_t DirectCorrelation::scratch_floats() const {
+    return plan_->prepared.padded_size + plan_->prepared.sums_size;
+}
+
+void DirectCorrelation::correlate(const float* image, const float* filters, float* out,
+                                  float* work) const {
+    correlate_image(plan_->prepared, image, filters, plan_->zeros.get(), work,
+                    work + plan_->prepared.padded_size, out);
 }
 
 void conv2d_backward_weights_direct(const Conv2dShape& s, const float* x, const float* dy,

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/ops.hpp"
+#include "cpu/eigen_omp/eigen.hpp"
 
 namespace triptych::cpu_eigen_omp {
 
@@ -26,6 +27,28 @@ void conv2d_forward_direct(const Conv2dShape& s, const float* x, const float* w,
 void conv2d_backward_data_direct(const Conv2dShape& s, const float* dy, const float* w, float* dx);
 void conv2d_backward_weights_direct(const Conv2dShape& s, const float* x, const float* dy,
                                     float* dw);
+
+// The direct kernels for another algorithm's own input planes (conv_winograd.cpp's F(2, 5)
+// along columns): one stride-1 correlation, without padding, of an input (in_channels, H, W)
+// with filters (out_channels, in_channels, R, S) into (out_channels, H - R + 1, W - S + 1),
+// planned once (the kernel and its blocks, as the forward pass plans them) and run one image at
+// a time on the calling thread.
+class DirectCorrelation {
+public:
+    DirectCorrelation(std::int64_t in_channels, std::int64_t out_channels, std::int64_t R,
+                      std::int64_t S, std::int64_t H, std::int64_t W);
+    ~DirectCorrelation();
+    // w (out_channels, in_channels, R, S) laid out as the kernels read it.
+    Scratch filters(const float* w) const;
+    // The floats of scratch that correlate needs (0 where it reads the image in place).
+    std::int64_t scratch_floats() const;
+    // out = the correlation of one image with filters (from filters()), `work` its scratch.
+    void correlate(const float* image, const float* filters, float* out, float* work) const;
+
+private:
+    struct Plan;
+    std::unique_ptr<Plan> plan_;
+};
 
 // The kernel that the forward and the backward_data pass take for shape s: "by channels", "by
 // pixels" or "by inputs" (conv_direct.cpp explains each). For the tests and lesson 08.

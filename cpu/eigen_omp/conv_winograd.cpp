@@ -1,6 +1,9 @@
-// cpu_eigen_omp conv2d by Winograd's minimal filtering, F(2x2, 3x3): fewer multiplications than
-// the definition, paid for in additions. Lavin and Gray, "Fast Algorithms for Convolutional Neural
-// Networks" (2015), brought it to deep learning; cuDNN and oneDNN have it for 3x3 filters.
+// cpu_eigen_omp conv2d by Winograd's minimal filtering: fewer multiplications than the
+// definition, paid for in additions. Lavin and Gray, "Fast Algorithms for Convolutional Neural
+// Networks" (2015), brought it to deep learning; cuDNN and oneDNN have it for 3x3 filters. Two
+// forms here: F(2x2, 3x3) for 3x3 filters, in tiles of 2x2 outputs with GEMMs over the channels
+// (this part), and F(4, 5) down the columns for 5x5 filters, with the direct kernels along the
+// rows (the part after it, "5x5 filters").
 //
 // Why. The direct kernels of conv_direct.cpp already run near the cores' multiply-add peak on
 // ResNet's 3x3 layer, so only fewer multiplications can make it faster. A 2x2 block of outputs of
@@ -61,6 +64,8 @@
 
 #include "common/errors.hpp"
 #include "common/math.hpp"
+#include "common/winograd.hpp"
+#include "cpu/eigen_omp/conv_direct.hpp"
 #include "cpu/eigen_omp/eigen.hpp"
 #include "cpu/eigen_omp/parallel.hpp"
 
@@ -351,20 +356,323 @@ void correlate(const Tiling& t, const float* in, const std::vector<float>& U, co
         });
 }
 
-void require_3x3_stride_1(const char* pass, const Conv2dShape& s) {
+// Unsupported, naming the pass and the shape, unless winograd_applies.
+void require_applies(const char* pass, const Conv2dShape& s) {
     if (!winograd_applies(s))
         throw Unsupported(std::string(pass) + " " + s.str() +
-                          ": cpu_eigen_omp's winograd algorithm is F(2x2, 3x3), for 3x3 filters "
-                          "at stride 1; this shape has a " +
+                          ": cpu_eigen_omp's winograd algorithm is F(2x2, 3x3) for 3x3 filters "
+                          "and F(4, 5) along columns for 5x5 ones, at stride 1; this shape has a " +
                           std::to_string(s.R) + "x" + std::to_string(s.S) + " filter at stride " +
                           std::to_string(s.stride_h) + "," + std::to_string(s.stride_w));
+}
+
+// --- 5x5 filters: F(4, 5) along columns ----------------------------------------------------
+//
+// F(2x2, 5x5) would compute a 2x2 tile from a 6x6 patch with 36 multiplications instead of 100,
+// but its transforms cost more than they save on LeNet's second layer: 6 channels in and 16
+// out make GEMMs of depth 6 per point, and each tile's patches and transforms cost as much as
+// its products. Built as above (tiles in blocks, 36 sgemms), its forward took 470 us on a Zen 4
+// against the direct algorithm's 174 (one run of 3 repetitions). So the 5x5 filters take
+// Winograd along one axis only, and the direct kernels along the other. Output rows come in
+// tiles of four (4i .. 4i + 3); for every filter column s, a tile's four rows are F(4, 5) along
+// the column (common/winograd.hpp has its matrices, A^T 4 x 8, G 8 x 5, B^T 8 x 8):
+//   y[k, 4i + a, q] = sum over c, s of (A^T [(G w[k, c, :, s]) . (B^T x[c, 4i .. 4i + 7, q +
+//   s])])_a
+// so with, for every point b of the 8,
+//   T_b[c, i, col] = sum_e B^T[b, e] x[c, 4i + e, col]       (input rows combined: whole rows)
+//   U_b[k, c, s]   = sum_r G[b, r] w[k, c, r, s]              (once per call, in double)
+//   M_b[k, i, q]   = sum over c, s of U_b[k, c, s] T_b[c, i, q + s]
+//   y[k, 4i + a, q] = b[k] + sum_b A^T[a, b] M_b[k, i, q]     (whole rows again)
+// M_b is a correlation of T_b with 1x5 filters, which the direct kernels compute
+// (DirectCorrelation, conv_direct.hpp): 8 of them, each 1/20 of the direct algorithm's
+// multiply-adds, 2/5 of them in all (LeNet's P = 10 rows take 3 tiles, 12 rows: 12/25). The
+// transforms add whole rows of the image, with no gathering of tiles (x's rows as in the padded
+// input). On a Zen 4, LeNet's conv2 forward took 159-164 us against 169-185 with F(2, 5), which
+// needs 6 products per 2 rows, 3 a row where this needs 2 (3 alternating runs of 5 repetitions
+// each, the direct algorithm at 167-183 us beside them).
+//   backward_data    the forward pass on dy padded by 4 - pad, filters rotated, k and c swapped.
+//   backward_weights dw's rows by F(5, 4) along columns, the forward pass's transpose:
+//                    dw[k, c, r, s] = sum_b G[b, r] S_b[k, c, s] with
+//                    S_b[k, c, s] = sum over n, i, q of E_b[k, i, q] T_b[c, i, q + s] and
+//                    E_b[k, i, q] = sum_a A^T[a, b] dy[k, 4i + a, q]: S_b is the weight gradient
+//                    of the 1x5 correlation above, conv2d_backward_weights_direct's work.
+
+// F(4, 5): output rows per tile, and points.
+constexpr const WinogradMatrices& columns_f = winograd_f4_5;
+constexpr int tile_rows = WinogradMatrices::m, column_points = WinogradMatrices::alpha;
+
+// One pass as the column tiles see it: `in` channels of H x W into `out` channels of P x Q, 5x5
+// filters at stride 1, the input padded by (pad_h, pad_w), which may be negative (backward_data
+// with pad > 4).
+struct Columns {
+    std::int64_t images, in, H, W, out, P, Q, pad_h, pad_w;
+
+    std::int64_t tiles() const { return ceil_div(P, std::int64_t{tile_rows}); }  // per column
+    std::int64_t cols() const { return Q + 4; }  // a padded input row, and a row of T_b
+    std::int64_t padded_rows() const { return tile_rows * tiles() + 4; }
+    std::int64_t t_size() const { return in * tiles() * cols(); }  // T_b of one image
+    std::int64_t m_size() const { return out * tiles() * Q; }      // M_b of one image
+    // Whether the input's rows are the padded image's, as they are: no padding along the rows,
+    // and every column read (LeNet's conv2 forward). The rows above and below are zeros.
+    bool in_place() const { return pad_w == 0 && W == cols(); }
+};
+
+// U_b (outs, ins, 1, 5) for every point b, from the filters filter(o, i) (5x5 taps, row-major):
+// G times each filter, in double (Eigen's fixed-size product: it runs on one thread before the
+// others start, and as three scalar loops it was 3% of LeNet conv2's forward), rounded once.
+template <typename Filter>
+std::vector<std::vector<float>> column_filters(std::int64_t outs, std::int64_t ins, Filter filter) {
+    using Taps = Eigen::Matrix<float, 5, 5, Eigen::RowMajor>;
+    const Eigen::Map<const Eigen::Matrix<double, column_points, 5, Eigen::RowMajor>> G(
+        &columns_f.G[0][0]);
+    std::vector<std::vector<float>> U(column_points,
+                                      std::vector<float>(std::size_t(outs * ins * 5)));
+    for (std::int64_t o = 0; o < outs; ++o)
+        for (std::int64_t i = 0; i < ins; ++i) {
+            const Eigen::Matrix<double, column_points, 5> u =
+                G * Eigen::Map<const Taps>(filter(o, i)).cast<double>();
+            for (int b = 0; b < column_points; ++b)
+                for (int s = 0; s < 5; ++s)
+                    U[std::size_t(b)][std::size_t((o * ins + i) * 5 + s)] = float(u(b, s));
+        }
+    return U;
+}
+
+// The rows here are short (LeNet's conv2: 14 floats in, 10 out), shorter than AVX-512's 16
+// lanes, and a loop over the floats of a row, or an Eigen array of one, ran a float at a time
+// (its transforms were then 40% of that layer's forward pass). So the transforms below go
+// through a row a Lane at a time, the last one loaded and stored under a mask: one vector
+// register with AVX or AVX-512 (GCC's vector arithmetic on Eigen's packet type), one float
+// without.
+#if defined(__AVX__)
+// Packet's alignment attribute is dropped where it is a template argument (as in conv_direct.cpp).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-attributes"
+using Lane = Eigen::internal::packet_traits<float>::type;
+using LaneMask = Eigen::internal::unpacket_traits<Lane>::mask_t;
+constexpr std::int64_t lane_floats = Eigen::internal::unpacket_traits<Lane>::size;
+#pragma GCC diagnostic pop
+
+// The first n floats at p (all of a Lane when n >= lane_floats).
+Lane load(const float* p, std::int64_t n) {
+    if (n >= lane_floats) return Eigen::internal::ploadu<Lane>(p);
+    return Eigen::internal::ploadu<Lane>(p, static_cast<LaneMask>((std::uint32_t{1} << n) - 1));
+}
+// Stores the first n floats of v at p; all of v when n >= lane_floats, or when `past` says that
+// the floats after the n are the caller's to overwrite (rows written in order, with slack after
+// the last): a masked store costs several plain ones on a Zen 4, and they were a quarter of the
+// input transform's time.
+void store(float* p, const Lane& v, std::int64_t n, bool past = false) {
+    if (n >= lane_floats || past) return Eigen::internal::pstoreu(p, v);
+    Eigen::internal::pstoreu(p, v, static_cast<LaneMask>((std::uint32_t{1} << n) - 1));
+}
+#else
+using Lane = float;
+constexpr std::int64_t lane_floats = 1;
+Lane load(const float* p, std::int64_t) { return *p; }
+void store(float* p, const Lane& v, std::int64_t, bool = false) { *p = v; }
+#endif
+
+// out[i] = sum_j M[i][j] in[j] for i < Rows, j < Cols, M a matrix of the constant columns_f: with
+// the loops unrolled, each coefficient is a constant, the zeros drop out and the ones are no
+// multiplication.
+template <int Rows, int Cols, typename Matrix>
+void multiply(const Matrix& M, const Lane (&in)[Cols], Lane (&out)[Rows]) {
+#pragma GCC unroll 8
+    for (int i = 0; i < Rows; ++i) {
+        bool first = true;
+#pragma GCC unroll 8
+        for (int j = 0; j < Cols; ++j) {
+            const float c = float(M[i][j]);
+            if (c == 0) continue;
+            const Lane term = c == 1 ? in[j] : c == -1 ? -in[j] : c * in[j];
+            out[i] = first ? term : out[i] + term;
+            first = false;
+        }
+        if (first) out[i] = Lane{};
+    }
+}
+
+// T_b for one image (in, H, W), point b's planes (in, tiles, cols) at T + b * point_stride: for
+// every channel and tile i of m rows, B^T's row b over the padded image's rows m i .. m i + 7.
+// Where the rows need no padding (Columns::in_place) they are the image's own, or `zeros` above
+// and below it; else the image is padded into `padded` (in, padded_rows, cols) first. `slack`:
+// every plane has lane_floats floats after it that may be overwritten.
+void transform_rows(const Columns& t, const float* image, float* padded, const float* zeros,
+                    float* T, std::int64_t point_stride, bool slack) {
+    const std::int64_t cols = t.cols(), tiles = t.tiles();
+    std::int64_t H = t.H, top = t.pad_h;  // of the image the rows come from
+    if (!t.in_place()) {
+        H = t.padded_rows();
+        top = 0;
+        place_padded(image, t.in, t.H, t.W, Placement{t.pad_h, t.pad_w, 1, 1}, padded, H, cols);
+        image = padded;
+    }
+    for (std::int64_t c = 0; c < t.in; ++c)
+        for (std::int64_t i = 0; i < tiles; ++i) {
+            const float* rows[column_points];  // padded rows m i .. m i + alpha - 1
+            for (int e = 0; e < column_points; ++e) {
+                const std::int64_t h = tile_rows * i + e - top;
+                rows[e] = h >= 0 && h < H ? image + (c * H + h) * cols : zeros;
+            }
+            float* out = T + (c * tiles + i) * cols;
+            for (std::int64_t col = 0; col < cols; col += lane_floats) {
+                const std::int64_t n = cols - col;
+                Lane d[column_points], v[column_points];
+                for (int e = 0; e < column_points; ++e) d[e] = load(rows[e] + col, n);
+                multiply(columns_f.BT, d, v);
+                for (int b = 0; b < column_points; ++b)
+                    store(out + b * point_stride + col, v[b], n, slack);
+            }
+        }
+}
+
+// One image's output (out, P, Q) from its M_b (point b's (out, tiles, Q) at M + b * m_size()):
+// rows m i .. m i + m - 1 of channel o are bias[o] (0 if bias is null) plus A^T times M_b's rows
+// i of channel o. First Y_a = sum_b A^T[a, b] M_b for a < m, over all of M_b's rows at once into
+// `Y` (m planes of m_size() + lane_floats floats), then Y_a's rows, plus the bias, to
+// their places. (Row by row, with LeNet conv2's rows of 10 floats in 16 lanes, the masks and
+// loop control of 48 short rows per image took twice as long.)
+void transform_rows_back(const Columns& t, const float* M, const float* bias, float* Y, float* y) {
+    const std::int64_t tiles = t.tiles(), P = t.P, Q = t.Q, m_size = t.m_size();
+    const std::int64_t plane = m_size + lane_floats;  // Y_a's, with slack
+    for (std::int64_t z = 0; z < m_size; z += lane_floats) {
+        const std::int64_t n = m_size - z;
+        Lane in[column_points], out[tile_rows];
+        for (int b = 0; b < column_points; ++b) in[b] = load(M + b * m_size + z, n);
+        multiply(columns_f.AT, in, out);
+        for (int a = 0; a < tile_rows; ++a) store(Y + a * plane + z, out[a], n, true);
+    }
+    for (std::int64_t o = 0; o < t.out; ++o) {
+        const float add = bias ? bias[o] : 0.0f;
+        for (std::int64_t p = 0; p < P; ++p) {
+            const float* from = Y + p % tile_rows * plane + (o * tiles + p / tile_rows) * Q;
+            float* to = y + (o * P + p) * Q;
+            // rows in order: past a row is the next row, written after it, but for the last
+            const bool last = o + 1 == t.out && p + 1 == P;
+            for (std::int64_t q = 0; q < Q; q += lane_floats)
+                store(to + q, add + load(from + q, Q - q), Q - q, !last);
+        }
+    }
+}
+
+// out (images, out, P, Q) = bias + the correlation of in (images, in, H, W) with the filters
+// whose U_b are given, image by image: T_b, the correlations M_b, then the output rows from A^T
+// over M_b's rows. bias may be null (none).
+void correlate_columns(const Columns& t, const float* in, const std::vector<std::vector<float>>& U,
+                       const float* bias, float* out) {
+    const std::int64_t m_size = t.m_size();
+    const DirectCorrelation correlation(t.in, t.out, 1, 5, t.tiles(), t.cols());
+    std::vector<Scratch> filters;
+    for (const std::vector<float>& u : U) filters.push_back(correlation.filters(u.data()));
+    const std::int64_t image_in = t.in * t.H * t.W, image_out = t.out * t.P * t.Q;
+    const std::vector<float> zeros(std::size_t(t.cols()), 0.0f);
+    struct Buffers {
+        Scratch padded, T, M, Y, work;
+    };
+    for_each_batch_with(
+        t.images, image_out * t.in * 15,
+        [&] {
+            return Buffers{scratch(t.in_place() ? 0 : t.in * t.padded_rows() * t.cols()),
+                           scratch(column_points * (t.t_size() + lane_floats)),
+                           scratch(column_points * m_size),
+                           scratch(tile_rows * (m_size + lane_floats)),
+                           scratch(correlation.scratch_floats())};
+        },
+        [&](Buffers& s, std::int64_t begin, std::int64_t count) {
+            for (std::int64_t n = begin; n < begin + count; ++n) {
+                const std::int64_t plane = t.t_size() + lane_floats;  // T_b's, with slack
+                transform_rows(t, in + n * image_in, s.padded.get(), zeros.data(), s.T.get(), plane,
+                               true);
+                for (int b = 0; b < column_points; ++b)
+                    correlation.correlate(s.T.get() + b * plane, filters[std::size_t(b)].get(),
+                                          s.M.get() + b * m_size, s.work.get());
+                transform_rows_back(t, s.M.get(), bias, s.Y.get(), out + n * image_out);
+            }
+        });
+}
+
+void forward_5x5(const Conv2dShape& s, const float* x, const float* w, const float* b, float* y) {
+    const auto U = column_filters(
+        s.K, s.C, [&](std::int64_t k, std::int64_t c) { return w + (k * s.C + c) * 25; });
+    correlate_columns({s.N, s.C, s.H, s.W, s.K, s.P(), s.Q(), s.pad_h, s.pad_w}, x, U, b, y);
+}
+
+void backward_data_5x5(const Conv2dShape& s, const float* dy, const float* w, float* dx) {
+    std::vector<float> rotated(std::size_t(s.C * s.K * 25));
+    for (std::int64_t c = 0; c < s.C; ++c)
+        for (std::int64_t k = 0; k < s.K; ++k)
+            for (std::int64_t tap = 0; tap < 25; ++tap)
+                rotated[std::size_t((c * s.K + k) * 25 + tap)] = w[(k * s.C + c) * 25 + 24 - tap];
+    const auto U = column_filters(s.C, s.K, [&](std::int64_t c, std::int64_t k) {
+        return rotated.data() + (c * s.K + k) * 25;
+    });
+    correlate_columns({s.N, s.K, s.P(), s.Q(), s.C, s.H, s.W, 4 - s.pad_h, 4 - s.pad_w}, dy, U,
+                      nullptr, dx);
+}
+
+// dw by F(5, m) along columns: T_b and E_b for every image, then for every point the weight
+// gradient of the 1x5 correlation of T_b (images, C, tiles, cols) into E_b (images, K, tiles,
+// Q), by conv2d_backward_weights_direct (its chunks of images make the sum's bits independent
+// of the thread count), then dw[k, c, r, :] = sum_b G[b, r] S_b[k, c, :] in double.
+void backward_weights_5x5(const Conv2dShape& s, const float* x, const float* dy, float* dw) {
+    const WinogradMatrices& f = columns_f;
+    const Columns t{s.N, s.C, s.H, s.W, s.K, s.P(), s.Q(), s.pad_h, s.pad_w};
+    const std::int64_t tiles = t.tiles(), P = t.P, Q = t.Q, cols = t.cols();
+    const std::int64_t t_image = s.C * tiles * cols, e_image = s.K * tiles * Q;
+    const auto T = scratch(column_points * s.N * t_image);  // [b][n][c][i][col]
+    const auto E = scratch(column_points * s.N * e_image);  // [b][n][k][i][q]
+    double A[column_points][tile_rows];                     // (A^T)^T
+    for (int b = 0; b < column_points; ++b)
+        for (int a = 0; a < tile_rows; ++a) A[b][a] = f.AT[a][b];
+    const std::vector<float> zeros(std::size_t(cols), 0.0f);
+    for_each_batch_with(
+        s.N, t.t_size() * column_points * 5,
+        [&] { return scratch(t.in_place() ? 0 : s.C * t.padded_rows() * cols); },
+        [&](Scratch& padded, std::int64_t begin, std::int64_t count) {
+            for (std::int64_t n = begin; n < begin + count; ++n) {
+                transform_rows(t, x + n * s.C * s.H * s.W, padded.get(), zeros.data(),
+                               T.get() + n * t_image, s.N * t_image, false);
+                // E_b's rows i: A's row b over dy's rows m i .. m i + m - 1 (0 past P)
+                for (std::int64_t k = 0; k < s.K; ++k)
+                    for (std::int64_t i = 0; i < tiles; ++i) {
+                        const float* first = dy + ((n * s.K + k) * P + tile_rows * i) * Q;
+                        const std::int64_t rows_here =
+                            std::min<std::int64_t>(tile_rows, P - tile_rows * i);
+                        float* e = E.get() + n * e_image + (k * tiles + i) * Q;
+                        for (std::int64_t q = 0; q < Q; q += lane_floats) {
+                            const std::int64_t left = Q - q;
+                            Lane g[tile_rows], out[column_points];
+                            for (int a = 0; a < tile_rows; ++a)
+                                g[a] = a < rows_here ? load(first + a * Q + q, left) : Lane{};
+                            multiply(A, g, out);
+                            for (int b = 0; b < column_points; ++b)
+                                store(e + b * s.N * e_image + q, out[b], left);
+                        }
+                    }
+            }
+        });
+    const Conv2dShape rows{.N = s.N, .C = s.C, .H = tiles, .W = cols, .K = s.K, .R = 1, .S = 5};
+    std::vector<float> S(std::size_t(column_points * s.K * s.C * 5));
+    for (int b = 0; b < column_points; ++b)
+        conv2d_backward_weights_direct(rows, T.get() + b * s.N * t_image,
+                                       E.get() + b * s.N * e_image, S.data() + b * s.K * s.C * 5);
+    for (std::int64_t filter = 0; filter < s.K * s.C; ++filter)
+        for (int r = 0; r < 5; ++r)
+            for (int col = 0; col < 5; ++col) {
+                double tap = 0;
+                for (int b = 0; b < column_points; ++b)
+                    tap += f.G[b][r] * double(S[std::size_t((b * s.K * s.C + filter) * 5 + col)]);
+                dw[(filter * 5 + r) * 5 + col] = float(tap);
+            }
 }
 
 }  // namespace
 
 void conv2d_forward_winograd(const Conv2dShape& s, const float* x, const float* w, const float* b,
                              float* y) {
-    require_3x3_stride_1("conv2d_forward", s);
+    require_applies("conv2d_forward", s);
+    if (s.R == 5) return forward_5x5(s, x, w, b, y);
     const std::vector<float> U = transform_filters(
         s.K, s.C, [&](std::int64_t k, std::int64_t c) { return w + (k * s.C + c) * 9; });
     correlate(forward_tiling(s), x, U, b, y);
@@ -373,7 +681,8 @@ void conv2d_forward_winograd(const Conv2dShape& s, const float* x, const float* 
 // The forward pass on dy, padded by 2 - pad, with filters rot180(w[k, c]) taking K channels to C.
 void conv2d_backward_data_winograd(const Conv2dShape& s, const float* dy, const float* w,
                                    float* dx) {
-    require_3x3_stride_1("conv2d_backward_data", s);
+    require_applies("conv2d_backward_data", s);
+    if (s.R == 5) return backward_data_5x5(s, dy, w, dx);
     std::vector<float> rotated(std::size_t(s.C * s.K * 9));
     for (std::int64_t c = 0; c < s.C; ++c)
         for (std::int64_t k = 0; k < s.K; ++k)
@@ -395,7 +704,8 @@ void conv2d_backward_data_winograd(const Conv2dShape& s, const float* dy, const 
 // but at least 2). Then dw = A2^T (the sum) A2 for every filter.
 void conv2d_backward_weights_winograd(const Conv2dShape& s, const float* x, const float* dy,
                                       float* dw) {
-    require_3x3_stride_1("conv2d_backward_weights", s);
+    require_applies("conv2d_backward_weights", s);
+    if (s.R == 5) return backward_weights_5x5(s, x, dy, dw);
     constexpr std::int64_t partial_budget = 1 << 24;  // floats
     const Tiling t = forward_tiling(s);
     const std::int64_t sums = points * s.K * s.C, out_plane = s.P() * s.Q();

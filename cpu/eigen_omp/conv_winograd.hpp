@@ -1,6 +1,7 @@
-// cpu_eigen_omp conv2d by Winograd's minimal filtering, F(2x2, 3x3) (conv_winograd.cpp): the
-// three passes with ConvAlgorithm::winograd, called by conv2d.cpp's dispatch. 3x3 filters at
-// stride 1 only (winograd_applies); any other shape gets Unsupported. Shapes as in
+// cpu_eigen_omp conv2d by Winograd's minimal filtering, F(2x2, 3x3) for 3x3 filters and F(4, 5)
+// down the columns for 5x5 ones (conv_winograd.cpp): the three passes with
+// ConvAlgorithm::winograd, called by conv2d.cpp's dispatch. 3x3 and 5x5 filters at stride 1 only
+// (winograd_applies); any other shape gets Unsupported. Shapes as in
 // cpu/naive/conv2d.hpp; db is conv2d.cpp's (it needs no transform).
 #pragma once
 

@@ -5,10 +5,10 @@
 // around) and on one large enough (it does not). Then the schedule of a radix-2 FFT of length 8,
 // as gpu_tiled's fft_lines_kernel runs it (bit reversal, three stages of butterflies, their
 // twiddle factors), applied to the same row and compared with the definition of the transform.
-// Then Winograd's F(2, 3), two outputs of a 3-tap filter from 4 products. Then runs
-// conv2d_forward by every algorithm of every variant as the filter grows from 3x3 to 15x15
-// (winograd: 3x3 only), each checked against the float64 reference, with its time. Exits 1 if
-// any variant is wrong.
+// Then Winograd's F(2, 3), two outputs of a 3-tap filter from 4 products, and F(4, 5), four
+// outputs of a 5-tap filter from 8. Then runs conv2d_forward by every algorithm of every variant
+// as the filter grows from 3x3 to 15x15 (winograd: 3x3 and 5x5 only), each checked against the
+// float64 reference, with its time. Exits 1 if any variant is wrong.
 //
 //   lesson_10_conv_fft [SEED]
 #include <algorithm>
@@ -21,6 +21,7 @@
 
 #include "common/errors.hpp"
 #include "common/registry.hpp"
+#include "common/winograd.hpp"
 #include "lessons/08_conv_direct/conv_passes.hpp"
 #include "lessons/lesson.hpp"
 
@@ -110,6 +111,35 @@ void show_winograd() {
         "  and columns alike: 2x2 outputs of a 3x3 filter from 16 products instead of 36.");
 }
 
+// Winograd's F(4, 5), with the matrices cpu_eigen_omp's winograd algorithm runs down the
+// columns for 5x5 filters (common/winograd.hpp): 4 outputs of a 5-tap filter from 8 products.
+void show_winograd_f4_5() {
+    const WinogradMatrices& f = winograd_f4_5;
+    constexpr int m = WinogradMatrices::m, r = WinogradMatrices::r, alpha = WinogradMatrices::alpha;
+    const std::vector<double> d{1, 2, 3, 4, 5, 6, 7, 8}, g{2, 1, 3, -1, 1};
+    std::vector<double> direct(m, 0.0), products(alpha, 0.0), y(m, 0.0);
+    for (int i = 0; i < m; ++i)
+        for (int k = 0; k < r; ++k)
+            direct[std::size_t(i)] += d[std::size_t(i + k)] * g[std::size_t(k)];
+    for (int j = 0; j < alpha; ++j) {
+        double Gg = 0, Bd = 0;
+        for (int k = 0; k < r; ++k) Gg += f.G[j][k] * g[std::size_t(k)];
+        for (int e = 0; e < alpha; ++e) Bd += f.BT[j][e] * d[std::size_t(e)];
+        products[std::size_t(j)] = Gg * Bd;
+    }
+    for (int i = 0; i < m; ++i)
+        for (int j = 0; j < alpha; ++j) y[std::size_t(i)] += f.AT[i][j] * products[std::size_t(j)];
+    std::puts("\nWinograd's F(4, 5) in 1D (double): 4 outputs of a 5-tap filter g over d:");
+    print_values("d", d);
+    print_values("g", g);
+    print_values("direct, 20 products", direct);
+    print_values("(G g) . (B^T d), 8 products", products);
+    print_values("A^T times them", y);
+    std::puts(
+        "  Down the columns of a 5x5 filter: 4 rows of outputs from 8 products per filter\n"
+        "  column instead of 20; the direct kernels add the 5 columns (README).");
+}
+
 // i with its lowest `bits` bits in reverse order, as fft.cu's reverse_bits.
 int reverse_bits(int i, int bits) {
     int reversed = 0;
@@ -172,11 +202,12 @@ int main(int argc, char** argv) {
         show_convolution_theorem();
         show_radix2_schedule();
         show_winograd();
+        show_winograd_f4_5();
 
         // A small version of the benchmarks' sweep (bench/conv.cpp, sweep_r<R>: N 8, C 16,
         // 64x64, K 16): the same input for every filter, padded to keep 32x32 outputs.
         std::vector<Conv2dShape> sweep;
-        for (const std::int64_t R : {3, 9, 15})
+        for (const std::int64_t R : {3, 5, 9, 15})
             sweep.push_back({.N = 1,
                              .C = 4,
                              .H = 32,
@@ -186,7 +217,7 @@ int main(int argc, char** argv) {
                              .S = R,
                              .pad_h = R / 2,
                              .pad_w = R / 2});
-        std::printf("\nconv2d_forward as the filter grows: %s, R = S = 3, 9, 15, pad R/2\n",
+        std::printf("\nconv2d_forward as the filter grows: %s, R = S = 3, 5, 9, 15, pad R/2\n",
                     "N1 C4 H32 W32 K4");
 
         lessons::print_conv_algorithms();
