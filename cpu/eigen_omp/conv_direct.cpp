@@ -1221,8 +1221,7 @@ DirectKernels conv2d_direct_kernels(const Conv2dShape& s) {
 
 struct DirectCorrelation::Plan {
     Prepared prepared;
-    Conv2dShape shape;  // the correlation as a convolution: one image, no padding
-    Scratch zeros;      // the bias: none
+    Scratch zeros;  // the bias: none
 };
 
 DirectCorrelation::DirectCorrelation(std::int64_t in_channels, std::int64_t out_channels,
@@ -1230,17 +1229,13 @@ DirectCorrelation::DirectCorrelation(std::int64_t in_channels, std::int64_t out_
                                      std::int64_t W) {
     const Placement at{0, 0, 1, 1};
     const Correlation g = plan(in_channels, out_channels, R, S, 1, 1, H - R + 1, W - S + 1, W, at);
-    const Conv2dShape shape{
-        .N = 1, .C = in_channels, .H = H, .W = W, .K = out_channels, .R = R, .S = S};
-    plan_ = std::make_unique<Plan>(Plan{prepare(g, H, W, at), shape, scratch(g.out_lanes)});
+    plan_ = std::make_unique<Plan>(Plan{prepare(g, H, W, at), scratch(g.out_lanes)});
     Eigen::Map<Array>(plan_->zeros.get(), g.out_lanes).setZero();
 }
 
 DirectCorrelation::~DirectCorrelation() = default;
 
-Scratch DirectCorrelation::filters(const float* w) const {
-    return filters_by_tap(plan_->shape, plan_->prepared.g, w, false);
-}
+std::int64_t DirectCorrelation::filter_lanes() const { return plan_->prepared.g.out_lanes; }
 
 std::int64_t DirectCorrelation::scratch_floats() const {
     return plan_->prepared.padded_size + plan_->prepared.sums_size;

@@ -38,11 +38,13 @@ public:
     DirectCorrelation(std::int64_t in_channels, std::int64_t out_channels, std::int64_t R,
                       std::int64_t S, std::int64_t H, std::int64_t W);
     ~DirectCorrelation();
-    // w (out_channels, in_channels, R, S) laid out as the kernels read it.
-    Scratch filters(const float* w) const;
+    // The filters are laid out (in_channels, R, S, filter_lanes()), zeros past out_channels:
+    // tap (r, s) of the filter from channel c to channel k at
+    // ((c * R + r) * S + s) * filter_lanes() + k.
+    std::int64_t filter_lanes() const;
     // The floats of scratch that correlate needs (0 where it reads the image in place).
     std::int64_t scratch_floats() const;
-    // out = the correlation of one image with filters (from filters()), `work` its scratch.
+    // out = the correlation of one image with `filters` (as above), `work` its scratch.
     void correlate(const float* image, const float* filters, float* out, float* work) const;
 
 private:

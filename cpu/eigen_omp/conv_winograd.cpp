@@ -417,23 +417,26 @@ struct Columns {
     bool in_place() const { return pad_w == 0 && W == cols(); }
 };
 
-// U_b (outs, ins, 1, 5) for every point b, from the filters filter(o, i) (5x5 taps, row-major):
-// G times each filter, in double (Eigen's fixed-size product: it runs on one thread before the
-// others start, and as three scalar loops it was 3% of LeNet conv2's forward), rounded once.
+// U_b for every point b, from the filters filter(o, i) (5x5 taps, row-major; `outs` x `ins` of
+// them): G times each filter, in double (Eigen's fixed-size product), rounded once, written
+// straight into the layout the direct kernels read, U_b's (ins, 1, 5, lanes) at U + b * size.
+// This runs on one thread while the others wait: as three scalar loops, then copied into that
+// layout by DirectCorrelation, it was 7% of LeNet conv2's forward.
 template <typename Filter>
-std::vector<std::vector<float>> column_filters(std::int64_t outs, std::int64_t ins, Filter filter) {
+Scratch column_filters(std::int64_t outs, std::int64_t ins, std::int64_t lanes, Filter filter) {
     using Taps = Eigen::Matrix<float, 5, 5, Eigen::RowMajor>;
     const Eigen::Map<const Eigen::Matrix<double, column_points, 5, Eigen::RowMajor>> G(
         &columns_f.G[0][0]);
-    std::vector<std::vector<float>> U(column_points,
-                                      std::vector<float>(std::size_t(outs * ins * 5)));
+    const std::int64_t size = ins * 5 * lanes;
+    Scratch U = scratch(column_points * size);
+    Eigen::Map<Array>(U.get(), column_points * size).setZero();
     for (std::int64_t o = 0; o < outs; ++o)
         for (std::int64_t i = 0; i < ins; ++i) {
             const Eigen::Matrix<double, column_points, 5> u =
                 G * Eigen::Map<const Taps>(filter(o, i)).cast<double>();
             for (int b = 0; b < column_points; ++b)
                 for (int s = 0; s < 5; ++s)
-                    U[std::size_t(b)][std::size_t((o * ins + i) * 5 + s)] = float(u(b, s));
+                    U[std::size_t(b * size + (i * 5 + s) * lanes + o)] = float(u(b, s));
         }
     return U;
 }
@@ -557,14 +560,15 @@ void transform_rows_back(const Columns& t, const float* M, const float* bias, fl
 }
 
 // out (images, out, P, Q) = bias + the correlation of in (images, in, H, W) with the filters
-// whose U_b are given, image by image: T_b, the correlations M_b, then the output rows from A^T
-// over M_b's rows. bias may be null (none).
-void correlate_columns(const Columns& t, const float* in, const std::vector<std::vector<float>>& U,
-                       const float* bias, float* out) {
+// filter(o, i) (5x5, o < out, i < in), image by image: T_b, the correlations M_b, then the output
+// rows from A^T over M_b's rows. bias may be null (none).
+template <typename Filter>
+void correlate_columns(const Columns& t, const float* in, Filter filter, const float* bias,
+                       float* out) {
     const std::int64_t m_size = t.m_size();
     const DirectCorrelation correlation(t.in, t.out, 1, 5, t.tiles(), t.cols());
-    std::vector<Scratch> filters;
-    for (const std::vector<float>& u : U) filters.push_back(correlation.filters(u.data()));
+    const std::int64_t u_size = t.in * 5 * correlation.filter_lanes();
+    const Scratch U = column_filters(t.out, t.in, correlation.filter_lanes(), filter);
     const std::int64_t image_in = t.in * t.H * t.W, image_out = t.out * t.P * t.Q;
     const std::vector<float> zeros(std::size_t(t.cols()), 0.0f);
     struct Buffers {
@@ -585,7 +589,7 @@ void correlate_columns(const Columns& t, const float* in, const std::vector<std:
                 transform_rows(t, in + n * image_in, s.padded.get(), zeros.data(), s.T.get(), plane,
                                true);
                 for (int b = 0; b < column_points; ++b)
-                    correlation.correlate(s.T.get() + b * plane, filters[std::size_t(b)].get(),
+                    correlation.correlate(s.T.get() + b * plane, U.get() + b * u_size,
                                           s.M.get() + b * m_size, s.work.get());
                 transform_rows_back(t, s.M.get(), bias, s.Y.get(), out + n * image_out);
             }
@@ -593,9 +597,9 @@ void correlate_columns(const Columns& t, const float* in, const std::vector<std:
 }
 
 void forward_5x5(const Conv2dShape& s, const float* x, const float* w, const float* b, float* y) {
-    const auto U = column_filters(
-        s.K, s.C, [&](std::int64_t k, std::int64_t c) { return w + (k * s.C + c) * 25; });
-    correlate_columns({s.N, s.C, s.H, s.W, s.K, s.P(), s.Q(), s.pad_h, s.pad_w}, x, U, b, y);
+    correlate_columns(
+        {s.N, s.C, s.H, s.W, s.K, s.P(), s.Q(), s.pad_h, s.pad_w}, x,
+        [&](std::int64_t k, std::int64_t c) { return w + (k * s.C + c) * 25; }, b, y);
 }
 
 void backward_data_5x5(const Conv2dShape& s, const float* dy, const float* w, float* dx) {
@@ -604,11 +608,10 @@ void backward_data_5x5(const Conv2dShape& s, const float* dy, const float* w, fl
         for (std::int64_t k = 0; k < s.K; ++k)
             for (std::int64_t tap = 0; tap < 25; ++tap)
                 rotated[std::size_t((c * s.K + k) * 25 + tap)] = w[(k * s.C + c) * 25 + 24 - tap];
-    const auto U = column_filters(s.C, s.K, [&](std::int64_t c, std::int64_t k) {
-        return rotated.data() + (c * s.K + k) * 25;
-    });
-    correlate_columns({s.N, s.K, s.P(), s.Q(), s.C, s.H, s.W, 4 - s.pad_h, 4 - s.pad_w}, dy, U,
-                      nullptr, dx);
+    correlate_columns(
+        {s.N, s.K, s.P(), s.Q(), s.C, s.H, s.W, 4 - s.pad_h, 4 - s.pad_w}, dy,
+        [&](std::int64_t c, std::int64_t k) { return rotated.data() + (c * s.K + k) * 25; },
+        nullptr, dx);
 }
 
 // dw by F(5, m) along columns: T_b and E_b for every image, then for every point the weight
