@@ -496,6 +496,18 @@ void multiply(const Matrix& M, const Lane (&in)[Cols], Lane (&out)[Rows]) {
     }
 }
 
+// A = (A^T)^T, for backward_weights, a constant as A^T is (multiply's loops fold it).
+struct TransposedAT {
+    double m[column_points][tile_rows];
+};
+constexpr TransposedAT transposed_AT() {
+    TransposedAT A{};
+    for (int b = 0; b < column_points; ++b)
+        for (int a = 0; a < tile_rows; ++a) A.m[b][a] = columns_f.AT[a][b];
+    return A;
+}
+constexpr TransposedAT column_A = transposed_AT();
+
 // T_b for one image (in, H, W), point b's planes (in, tiles, cols) at T + b * point_stride: for
 // every channel and tile i of m rows, B^T's row b over the padded image's rows m i .. m i + 7.
 // Where the rows need no padding (Columns::in_place) they are the image's own, or `zeros` above
@@ -625,9 +637,6 @@ void backward_weights_5x5(const Conv2dShape& s, const float* x, const float* dy,
     const std::int64_t t_image = s.C * tiles * cols, e_image = s.K * tiles * Q;
     const auto T = scratch(column_points * s.N * t_image);  // [b][n][c][i][col]
     const auto E = scratch(column_points * s.N * e_image);  // [b][n][k][i][q]
-    double A[column_points][tile_rows];                     // (A^T)^T
-    for (int b = 0; b < column_points; ++b)
-        for (int a = 0; a < tile_rows; ++a) A[b][a] = f.AT[a][b];
     const std::vector<float> zeros(std::size_t(cols), 0.0f);
     for_each_batch_with(
         s.N, t.t_size() * column_points * 5,
@@ -648,7 +657,7 @@ void backward_weights_5x5(const Conv2dShape& s, const float* x, const float* dy,
                             Lane g[tile_rows], out[column_points];
                             for (int a = 0; a < tile_rows; ++a)
                                 g[a] = a < rows_here ? load(first + a * Q + q, left) : Lane{};
-                            multiply(A, g, out);
+                            multiply(column_A.m, g, out);
                             for (int b = 0; b < column_points; ++b)
                                 store(e + b * s.N * e_image + q, out[b], left);
                         }
