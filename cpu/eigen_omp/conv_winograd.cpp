@@ -376,8 +376,8 @@ void require_applies(const char* pass, const Conv2dShape& s) {
 // Winograd along one axis only, and the direct kernels along the other. Output rows come in
 // tiles of four (4i .. 4i + 3); for every filter column s, a tile's four rows are F(4, 5) along
 // the column (common/winograd.hpp has its matrices, A^T 4 x 8, G 8 x 5, B^T 8 x 8):
-//   y[k, 4i + a, q] = sum over c, s of (A^T [(G w[k, c, :, s]) . (B^T x[c, 4i .. 4i + 7, q +
-//   s])])_a
+//   y[k, 4i + a, q] = sum over c, s of (A^T [(G w[k, c, :, s]) . (B^T x[c, 4i .., q + s])])_a
+// (x's 8 rows 4i .. 4i + 7)
 // so with, for every point b of the 8,
 //   T_b[c, i, col] = sum_e B^T[b, e] x[c, 4i + e, col]       (input rows combined: whole rows)
 //   U_b[k, c, s]   = sum_r G[b, r] w[k, c, r, s]              (once per call, in double)
@@ -421,7 +421,8 @@ struct Columns {
 // them): G times each filter, in double (Eigen's fixed-size product), rounded once, written
 // straight into the layout the direct kernels read, U_b's (ins, 1, 5, lanes) at U + b * size.
 // This runs on one thread while the others wait: as three scalar loops, then copied into that
-// layout by DirectCorrelation, it was 7% of LeNet conv2's forward.
+// layout point by point, LeNet conv2's forward took 132-137 us against 128-129 this way (3
+// alternating runs on a Zen 4).
 template <typename Filter>
 Scratch column_filters(std::int64_t outs, std::int64_t ins, std::int64_t lanes, Filter filter) {
     using Taps = Eigen::Matrix<float, 5, 5, Eigen::RowMajor>;
@@ -476,9 +477,9 @@ Lane load(const float* p, std::int64_t) { return *p; }
 void store(float* p, const Lane& v, std::int64_t, bool = false) { *p = v; }
 #endif
 
-// out[i] = sum_j M[i][j] in[j] for i < Rows, j < Cols, M a matrix of the constant columns_f: with
-// the loops unrolled, each coefficient is a constant, the zeros drop out and the ones are no
-// multiplication.
+// out[i] = sum_j M[i][j] in[j] for i < Rows, j < Cols, M a constant matrix (columns_f's, or
+// column_A): with the loops unrolled, each coefficient is a constant, the zeros drop out and the
+// ones are no multiplication.
 template <int Rows, int Cols, typename Matrix>
 void multiply(const Matrix& M, const Lane (&in)[Cols], Lane (&out)[Rows]) {
 #pragma GCC unroll 8
@@ -545,9 +546,10 @@ void transform_rows(const Columns& t, const float* image, float* padded, const f
 // One image's output (out, P, Q) from its M_b (point b's (out, tiles, Q) at M + b * m_size()):
 // rows m i .. m i + m - 1 of channel o are bias[o] (0 if bias is null) plus A^T times M_b's rows
 // i of channel o. First Y_a = sum_b A^T[a, b] M_b for a < m, over all of M_b's rows at once into
-// `Y` (m planes of m_size() + lane_floats floats), then Y_a's rows, plus the bias, to
-// their places. (Row by row, with LeNet conv2's rows of 10 floats in 16 lanes, the masks and
-// loop control of 48 short rows per image took twice as long.)
+// `Y` (m planes of m_size() + lane_floats floats), then Y_a's rows, plus the bias, to their
+// places. Row by row instead, with LeNet conv2's rows of 10 floats in 16 lanes, the masks and
+// loop control of 48 short rows per image weighed more: its forward took 146-173 us against
+// 136-162 (3 alternating runs on a Zen 4).
 void transform_rows_back(const Columns& t, const float* M, const float* bias, float* Y, float* y) {
     const std::int64_t tiles = t.tiles(), P = t.P, Q = t.Q, m_size = t.m_size();
     const std::int64_t plane = m_size + lane_floats;  // Y_a's, with slack
