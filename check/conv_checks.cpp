@@ -113,6 +113,19 @@ std::vector<double> transposed(const std::vector<double>& norms, std::int64_t ro
     return t;
 }
 
+// The filters w (K, C, R, S) as backward_data's correlation takes them: (C, K, R, S), each
+// rotated by 180 degrees (dx[c] = sum_k dy[k] correlated with rot180(w[k, c])).
+std::vector<double> rotated_filters(const Conv2dShape& s, const std::vector<double>& w) {
+    const std::int64_t taps = s.R * s.S;
+    std::vector<double> rotated(w.size());
+    for (std::int64_t c = 0; c < s.C; ++c)
+        for (std::int64_t k = 0; k < s.K; ++k)
+            for (std::int64_t tap = 0; tap < taps; ++tap)
+                rotated[std::size_t((c * s.K + k) * taps + tap)] =
+                    w[std::size_t((k * s.C + c) * taps + taps - 1 - tap)];
+    return rotated;
+}
+
 // The winograd algorithm's error model (cpu/eigen_omp/conv_winograd.cpp). F(2x2, 3x3) computes a
 // 2x2 tile of outputs as A^T [sum_i (G g_i G^T) . (B^T d_i B)] A, over the input channels i, d_i
 // the tile's 4x4 patch of channel i and g_i its filter. To first order, each step's rounding error
@@ -205,12 +218,7 @@ std::vector<double> forward_scale(const Conv2dShape& s, const std::vector<double
 // backward_data's S: |dy| padded by 2 - pad, correlated with |w| rotated, k and c swapped.
 std::vector<double> backward_data_scale(const Conv2dShape& s, const std::vector<double>& abs_dy,
                                         const std::vector<double>& abs_w) {
-    std::vector<double> rotated(abs_w.size());
-    for (std::int64_t c = 0; c < s.C; ++c)
-        for (std::int64_t k = 0; k < s.K; ++k)
-            for (std::int64_t tap = 0; tap < 9; ++tap)
-                rotated[std::size_t((c * s.K + k) * 9 + tap)] =
-                    abs_w[std::size_t((k * s.C + c) * 9 + 8 - tap)];
+    const std::vector<double> rotated = rotated_filters(s, abs_w);
     return correlation_scale(
         abs_dy, s.N, s.K, s.P(), s.Q(), s.C, s.H, s.W, 2 - s.pad_h, 2 - s.pad_w,
         [&](std::int64_t c, std::int64_t k) { return &rotated[std::size_t((c * s.K + k) * 9)]; });
@@ -377,12 +385,7 @@ std::vector<double> forward_scale(const Conv2dShape& s, const std::vector<double
 double backward_data_roundings(const Conv2dShape& s) { return double(5 * s.K + 1 + k_B() + k_A()); }
 std::vector<double> backward_data_scale(const Conv2dShape& s, const std::vector<double>& abs_dy,
                                         const std::vector<double>& abs_w) {
-    std::vector<double> rotated(abs_w.size());
-    for (std::int64_t c = 0; c < s.C; ++c)
-        for (std::int64_t k = 0; k < s.K; ++k)
-            for (std::int64_t tap = 0; tap < 25; ++tap)
-                rotated[std::size_t((c * s.K + k) * 25 + tap)] =
-                    abs_w[std::size_t((k * s.C + c) * 25 + 24 - tap)];
+    const std::vector<double> rotated = rotated_filters(s, abs_w);
     return correlation_scale(
         abs_dy, s.N, s.K, s.P(), s.Q(), s.C, s.H, s.W, 4 - s.pad_h, 4 - s.pad_w,
         [&](std::int64_t c, std::int64_t k) { return &rotated[std::size_t((c * s.K + k) * 25)]; });

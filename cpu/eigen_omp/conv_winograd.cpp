@@ -356,6 +356,19 @@ void correlate(const Tiling& t, const float* in, const std::vector<float>& U, co
         });
 }
 
+// The filters w (K, C, R, S) as backward_data's correlation takes them: (C, K, R, S), each
+// rotated by 180 degrees (dx[c] = sum_k dy[k] correlated with rot180(w[k, c])).
+std::vector<float> rotated_filters(const Conv2dShape& s, const float* w) {
+    const std::int64_t taps = s.R * s.S;
+    std::vector<float> rotated(std::size_t(s.C * s.K * taps));
+    for (std::int64_t c = 0; c < s.C; ++c)
+        for (std::int64_t k = 0; k < s.K; ++k)
+            for (std::int64_t tap = 0; tap < taps; ++tap)
+                rotated[std::size_t((c * s.K + k) * taps + tap)] =
+                    w[(k * s.C + c) * taps + taps - 1 - tap];
+    return rotated;
+}
+
 // Unsupported, naming the pass and the shape, unless winograd_applies.
 void require_applies(const char* pass, const Conv2dShape& s) {
     if (!winograd_applies(s))
@@ -617,11 +630,7 @@ void forward_5x5(const Conv2dShape& s, const float* x, const float* w, const flo
 }
 
 void backward_data_5x5(const Conv2dShape& s, const float* dy, const float* w, float* dx) {
-    std::vector<float> rotated(std::size_t(s.C * s.K * 25));
-    for (std::int64_t c = 0; c < s.C; ++c)
-        for (std::int64_t k = 0; k < s.K; ++k)
-            for (std::int64_t tap = 0; tap < 25; ++tap)
-                rotated[std::size_t((c * s.K + k) * 25 + tap)] = w[(k * s.C + c) * 25 + 24 - tap];
+    const std::vector<float> rotated = rotated_filters(s, w);
     correlate_columns(
         {s.N, s.K, s.P(), s.Q(), s.C, s.H, s.W, 4 - s.pad_h, 4 - s.pad_w}, dy,
         [&](std::int64_t c, std::int64_t k) { return rotated.data() + (c * s.K + k) * 25; },
@@ -697,11 +706,7 @@ void conv2d_backward_data_winograd(const Conv2dShape& s, const float* dy, const 
                                    float* dx) {
     require_applies("conv2d_backward_data", s);
     if (s.R == 5) return backward_data_5x5(s, dy, w, dx);
-    std::vector<float> rotated(std::size_t(s.C * s.K * 9));
-    for (std::int64_t c = 0; c < s.C; ++c)
-        for (std::int64_t k = 0; k < s.K; ++k)
-            for (std::int64_t tap = 0; tap < 9; ++tap)
-                rotated[std::size_t((c * s.K + k) * 9 + tap)] = w[(k * s.C + c) * 9 + 8 - tap];
+    const std::vector<float> rotated = rotated_filters(s, w);
     const std::vector<float> U = transform_filters(s.C, s.K, [&](std::int64_t c, std::int64_t k) {
         return rotated.data() + (c * s.K + k) * 9;
     });
