@@ -16,6 +16,7 @@
 
 #include "bench/suites.hpp"
 #include "common/kernels.hpp"
+#include "common/machine.hpp"
 #include "common/registry.hpp"
 #include "triptych_config.hpp"
 
@@ -160,6 +161,7 @@ void add_context(const Options& options) {
     benchmark::AddCustomContext("triptych_build", TRIPTYCH_GPU_FLAVOR);
     benchmark::AddCustomContext("triptych_build_type", TRIPTYCH_BUILD_TYPE);
     benchmark::AddCustomContext("triptych_compiler", TRIPTYCH_CXX_COMPILER);
+    benchmark::AddCustomContext("triptych_cpu", cpu_description());
     benchmark::AddCustomContext("triptych_omp_threads", std::to_string(omp_get_max_threads()));
     benchmark::AddCustomContext("triptych_openblas_threads",
                                 std::to_string(openblas_get_num_threads()));

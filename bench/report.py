@@ -898,6 +898,7 @@ def machine_section(doc, machine, json_name):
     facts = [
         ("date", c.get("date", "?")),
         ("host", c.get("host_name", "?")),
+        ("CPU", c.get("triptych_cpu", "?")),
         ("CPUs", f"{c.get('num_cpus', '?')} × {c.get('mhz_per_cpu', '?')} MHz"),
         ("caches", caches or "?"),
         ("OpenMP threads", c.get("triptych_omp_threads", "?")),

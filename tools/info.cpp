@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "common/machine.hpp"
 #include "common/registry.hpp"
 #include "tools/commands.hpp"
 #include "tools/memory.hpp"
@@ -22,14 +23,16 @@ int info_main(const Args& args) {
     Options options("info", args, {}, {"--help"});
     if (options.has("--help")) {
         std::puts(
-            "usage: triptych info\n\nPrints the build flavor (cuda, sim or off), the "
-            "compiler, the CPU threads OpenMP uses,\nthe memory triptych may take, the GPU (name, "
-            "SMs, memory, compute "
-            "capability) or 'simulator' / 'none', and the backends.");
+            "usage: triptych info\n\n"
+            "Prints the build flavor (cuda, sim or off), the compiler, the CPU (its model, and\n"
+            "the vector instructions the build compiled for), the CPU threads OpenMP uses, the\n"
+            "memory triptych may take, the GPU (name, SMs, memory, compute capability) or\n"
+            "'simulator' / 'none', and the backends.");
         return 0;
     }
     std::printf("build:       TRIPTYCH_GPU=%s\n", TRIPTYCH_GPU_FLAVOR);
     std::printf("compiler:    %s\n", TRIPTYCH_CXX_COMPILER);
+    std::printf("CPU:         %s\n", cpu_description().c_str());
     std::printf("CPU threads: %d (OpenMP; set OMP_NUM_THREADS to change)\n", omp_get_max_threads());
     if (const unsigned long long cap = memory_cap(); cap != 0)
         std::printf(

@@ -341,8 +341,8 @@ def render_bench(source_path, link):
                      f"{report.fmt_number(rate)} {unit}"])
     repetitions = bench_entry(doc, doc["rows"][0], source_path).get("repetitions", "?")
     flags = "".join(f", {k} {c.get(k, '?')}" for k in doc.get("build", {}))
-    return (f"Measured on: host {c.get('host_name', '?')}, {c.get('num_cpus', '?')} CPUs × "
-            f"{c.get('mhz_per_cpu', '?')} MHz, {c.get('date', '?')}, build "
+    return (f"Measured on: host {c.get('host_name', '?')}, {cpu_text(c)}"
+            f"{c.get('num_cpus', '?')} CPUs × {c.get('mhz_per_cpu', '?')} MHz, {c.get('date', '?')}, build "
             f"{c.get('triptych_build', '?')} ({c.get('triptych_build_type', '?')}{flags}), OpenMP "
             f"threads {c.get('triptych_omp_threads', '?')}, {load_text(c)} when the run started; "
             f"the median of {repetitions} repetitions of each row; recorded in [{name}]({link}) "
@@ -515,12 +515,19 @@ def render(section, source_path, link, options=""):
     if peer:
         text += f"\nPyTorch: {peer['header']}, {doc['peer']['context'].get('date', '?')}.\n"
     where = (machine.gpu if machine.has_gpu else
-             f"the CPU ({c.get('num_cpus', '?')} × {c.get('mhz_per_cpu', '?')} MHz, OpenMP threads "
-             f"{c.get('triptych_omp_threads', '?')}, {load_text(c)} when the run started)")
+             f"{c.get('triptych_cpu', 'the CPU')} ({c.get('num_cpus', '?')} × "
+             f"{c.get('mhz_per_cpu', '?')} MHz, OpenMP threads {c.get('triptych_omp_threads', '?')}, "
+             f"{load_text(c)} when the run started)")
     return (f"Measured on: {where}, host {c.get('host_name', '?')}, {c.get('date', '?')}, "
             f"build {c.get('triptych_build', '?')} ({c.get('triptych_build_type', '?')}); "
             f"recorded in [{os.path.basename(link)}]({link}) by "
             "tools/lesson_tables.py.\n\n" + text)
+
+
+def cpu_text(context):
+    """'AMD EPYC (family 25, model 17), code compiled for AVX-512, ': the CPU a run was on, as
+    triptych_bench records it (runs before it did have nothing here)."""
+    return f"{context['triptych_cpu']}, " if context.get("triptych_cpu") else ""
 
 
 def load_text(context):

@@ -316,7 +316,7 @@ void conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm algorithm, cons
         {2, "blocked", "register-blocked direct kernels, im2col or shifted GEMMs, FFT, Winograd",
          conv2d_forward}) &&
     register_kernel("cpu_eigen_omp", ops::conv2d_backward_data,
-                    {2, "blocked", "the same three algorithms on the transposed convolution",
+                    {2, "blocked", "the same algorithms on the transposed convolution",
                      conv2d_backward_data}) &&
     register_kernel(
         "cpu_eigen_omp", ops::conv2d_backward_weights,

@@ -231,6 +231,17 @@ class BenchTables(LessonFolder):
             f.write(text.replace("13.1 GB/s", "13.2 GB/s"))
         self.assertEqual(self.tool("--check").returncode, 1)
 
+    def test_a_run_that_names_its_cpu_names_it_in_the_measured_on_line(self):
+        path = os.path.join(self.dir, "run.json")
+        run = cpu_run([("copy/host/65536", 40.0, 13.1), ("relu_forward/cpu_naive/65536", 500.0,
+                                                            1.05)])
+        run["context"]["triptych_cpu"] = "AMD EPYC (family 25, model 17), code compiled for AVX2"
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(run, f)
+        self.assertEqual(self.tool("--from", path).returncode, 0)
+        self.assertIn("Measured on: host cpuhost, AMD EPYC (family 25, model 17), code compiled "
+                      "for AVX2, 2 CPUs × 2800 MHz, 2026-12-02T16:00:00+00:00", self.text())
+
     def test_a_run_that_lacks_a_row_leaves_the_table_as_it_was_and_says_so(self):
         result = self.record([("copy/host/65536", 40.0, 13.1)])
         self.assertEqual(result.returncode, 0, result.stderr)
@@ -319,9 +330,20 @@ class PoolTable(LessonFolder):
         self.assertIn("| PyTorch (CPU) | 64x6x28x28_w2s2 | 0.4 |", text)
         self.assertIn("| 64x6x28x28_w2s2 | max_pool2d_forward | 0.1 | 0.4 | 4.00× |", text)
         self.assertIn("PyTorch: PyTorch 1.13, 2 threads, 2026-12-02T16:05:00.", text)
+        self.assertIn("Measured on: the CPU (2 × 2800 MHz, OpenMP threads 2", text)  # no CPU named
         with open(os.path.join(self.lessons, "96_pool", "pool.json"), encoding="utf-8") as f:
             kept = json.load(f)
         self.assertEqual([r["op"] for r in kept["peer"]["results"]], ["max_pool2d_forward"])
+
+    def test_the_pooling_table_names_the_cpu_the_run_recorded(self):
+        path = os.path.join(self.dir, "run.json")
+        run = pool_run(["max_pool2d_forward/cpu_eigen_omp/64x6x28x28_w2s2", "copy/host/16777216"])
+        run["context"]["triptych_cpu"] = "AMD EPYC (family 26, model 2), code compiled for AVX-512"
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(run, f)
+        self.assertEqual(self.tool("--from", path).returncode, 0)
+        self.assertIn("Measured on: AMD EPYC (family 26, model 2), code compiled for AVX-512 "
+                      "(2 × 2800 MHz, OpenMP threads 2", self.text())
 
     def test_a_run_that_lacks_a_recorded_row_leaves_the_table(self):
         both = ["max_pool2d_forward/cpu_eigen_omp/64x6x28x28_w2s2",

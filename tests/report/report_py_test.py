@@ -111,6 +111,7 @@ def context(variants, gpu="no GPU (simulator build)", **extra):
             "caches": [{"type": "Data", "level": 1, "size": 49152, "num_sharing": 1}],
             "triptych_build": "sim", "triptych_build_type": "Release",
             "triptych_compiler": "GNU 12.2.0", "triptych_omp_threads": "2",
+            "triptych_cpu": "AMD EPYC (family 25, model 17), code compiled for AVX-512",
             "triptych_openblas_threads": "2", "triptych_eigen_blas": "on",
             "triptych_quick": "no", "triptych_variants": variants, "triptych_gpu": gpu, **extra}
 
@@ -347,6 +348,8 @@ class WithoutGpu(OneReport):
         machine = self.tables["Machine"]
         self.assertEqual(cell(machine, "GPU", "value"), "no GPU (simulator build)")
         self.assertEqual(cell(machine, "host", "value"), "testhost")
+        self.assertEqual(cell(machine, "CPU", "value"),
+                         "AMD EPYC (family 25, model 17), code compiled for AVX-512")
         for png in ("gemm_gflops.png", "gemm_speedup.png", "relu_bandwidth.png",
                     "memory_bandwidth.png"):
             with open(os.path.join(self.out, png), "rb") as f:

@@ -1,0 +1,26 @@
+// What CPU a run is on, in words, for the records that carry measured figures: `triptych info`
+// prints it and triptych_bench puts it in its JSON's context (triptych_cpu), so every generated
+// table names the machine kind its numbers come from. The kind matters as much as the clock: a
+// Zen 4 and a Zen 5 EPYC both have AVX-512, but the Zen 5 multiplies 16 floats twice a cycle
+// where the Zen 4 splits each 16-float multiply-add in two, and a kernel at 80% of one is at 40%
+// of the other.
+#pragma once
+
+#include <string>
+
+namespace triptych {
+
+// The CPU's model name with its family and model numbers, as Linux reports them
+// (/proc/cpuinfo), e.g. "AMD EPYC (family 25, model 17)"; "unknown CPU" where there is no such
+// file, or only what it has.
+std::string cpu_model();
+
+// The widest vector instructions this build's CPU code was compiled for (-march=native, or the
+// flags the build was given): "AVX-512", "AVX2", "AVX", "SSE2" or "no x86 vectors". Not the CPU's:
+// a build for AVX2 runs AVX2 code on an AVX-512 machine.
+const char* compiled_vector_isa();
+
+// Both, as one line: "AMD EPYC (family 25, model 17), code compiled for AVX-512".
+std::string cpu_description();
+
+}  // namespace triptych
