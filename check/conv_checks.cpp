@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -30,10 +31,58 @@
 namespace triptych::check {
 namespace {
 
-// "N7 C3 H13 W17 K5 R1 S1 stride 1,1 pad 0,0 im2col", plus "dw" or "db" where a pass has two.
-std::string describe(const Conv2dShape& s, ConvAlgorithm algorithm,
+// "N7 C3 H13 W17 K5 R1 S1 stride 1,1 pad 0,0 im2col", then " NaN+-inf" for a case of non-finite
+// inputs, and "dw" or "db" where a pass has two.
+std::string describe(const Conv2dShape& s, ConvAlgorithm algorithm, Values values,
                      const std::string& detail = "") {
-    return s.str() + " " + to_string(algorithm) + (detail.empty() ? "" : " " + detail);
+    return s.str() + " " + to_string(algorithm) +
+           (values == Values::non_finite ? " NaN+-inf" : "") + (detail.empty() ? "" : " " + detail);
+}
+
+// The non-finite inputs of a convolution's check: +inf at the first element (a corner, beside the
+// padding), -inf at the last, NaN at one in between, chosen by `rng`. Few, so that most outputs
+// stay finite and the check can tell which ones each special value reaches (planted every 7th
+// value, as the elementwise checks do, nearly every window would hold one).
+void plant_three_non_finite(std::vector<float>& values, Rng& rng) {
+    const std::size_t n = values.size();
+    values[0] = std::numeric_limits<float>::infinity();
+    if (n > 1) values[n - 1] = -std::numeric_limits<float>::infinity();
+    if (n > 2) values[1 + rng.next() % (n - 2)] = std::numeric_limits<float>::quiet_NaN();
+}
+
+// What a non-finite case accepts besides the reference's own value, by common/backend.hpp's rule
+// for conv2d:
+//   none  nothing: NaN where the reference is NaN, the same infinity where it is infinite, a
+//         number within the tolerance where it is a number (compare()'s rule);
+//   nan   also NaN where the reference is a number or an infinity: an infinity met a zero that
+//         the kernel multiplies but the definition does not (x's padding, or vector lanes past the
+//         edge of dy's planes, in a weight gradient);
+//   any   also any non-finite output where the reference is a number, and NaN where it is an
+//         infinity: the algorithm mixes many outputs' terms before its products (the FFT a whole
+//         plane, Winograd a tile).
+// None of them accepts a number where the reference has none, nor the other infinity.
+enum class Spread { none, nan, any };
+
+Spread spread_of(ConvAlgorithm algorithm, Spread exact) {
+    return algorithm == ConvAlgorithm::fft || algorithm == ConvAlgorithm::winograd ? Spread::any
+                                                                                   : exact;
+}
+
+// compare() under `spread` (above): each output that `spread` accepts is taken as the reference
+// there, and an output whose scale is NaN (an infinity's size times a transform's zero) is held to
+// an unbounded scale, as an infinite one is.
+Comparison compare_conv(const std::vector<float>& out, std::vector<double> ref, Tolerance tol,
+                        std::vector<double> scale, Values values, Spread spread) {
+    if (values == Values::non_finite)
+        for (std::size_t i = 0; i < ref.size() && i < out.size(); ++i) {
+            const bool to_nan = spread != Spread::none && std::isnan(out[i]) && !std::isnan(ref[i]);
+            const bool number_to_infinity =
+                spread == Spread::any && std::isinf(out[i]) && std::isfinite(ref[i]);
+            if (to_nan || number_to_infinity) ref[i] = out[i];
+            if (i < scale.size() && std::isnan(scale[i]))
+                scale[i] = std::numeric_limits<double>::infinity();
+        }
+    return compare(out, ref, tol, scale);
 }
 
 // The 2-norm of each (rows x cols) plane of a tensor of `planes` planes: ||x[n, c]|| for x.
@@ -450,18 +499,19 @@ double bias_gradient_rtol(const Conv2dShape& s) {
 //   winograd:       2u ((C + 11) S + |b|), S as in winograd:: above (3x3); 5x5:
 //                   2u ((5C + 14) S + |b|), S as in columns::.
 CaseResult check_conv2d_forward(const Backend& backend, const Conv2dShape& s,
-                                ConvAlgorithm algorithm, std::uint64_t seed) {
+                                ConvAlgorithm algorithm, std::uint64_t seed, Values values) {
     s.validate();
     Rng rng(seed);
-    const std::vector<float> x = random_values(s.x_shape().elements(), rng);
+    std::vector<float> x = random_values(s.x_shape().elements(), rng);
     const std::vector<float> w = random_values(s.w_shape().elements(), rng);
     const std::vector<float> b = random_values(s.K, rng);
+    if (values == Values::non_finite) plant_three_non_finite(x, rng);
     const std::vector<double> wide_x = widen(x), wide_w = widen(w), abs_b = absolute(widen(b));
     std::vector<double> ref(static_cast<std::size_t>(s.y_shape().elements())), scale(ref.size());
     cpu_naive::conv2d_forward<double>(s, wide_x.data(), wide_w.data(), widen(b).data(), ref.data());
 
     double rtol = 0;
-    CaseResult r = result_for(backend, "conv2d_forward", describe(s, algorithm));
+    CaseResult r = result_for(backend, "conv2d_forward", describe(s, algorithm, values));
     if (algorithm == ConvAlgorithm::fft) {
         const std::int64_t PQ = s.P() * s.Q();
         scale = fft_scale(s, plane_norms(wide_x, s.N * s.C, s.H * s.W),
@@ -494,9 +544,10 @@ CaseResult check_conv2d_forward(const Backend& backend, const Conv2dShape& s,
     const Tensor X = backend.upload(s.x_shape(), x);
     const Tensor Wt = backend.upload(s.w_shape(), w);
     const Tensor B = backend.upload(s.b_shape(), b);
-    Tensor Y = backend.allocate(s.y_shape());
+    Tensor Y = fresh_output(backend, s.y_shape(), values);
     r.seconds = timed(backend, [&] { backend.conv2d_forward(s, algorithm, X, Wt, B, Y); });
-    r.comparison = compare(backend.download(Y), ref, Tolerance{rtol, 0.0}, scale);
+    r.comparison = compare_conv(backend.download(Y), ref, Tolerance{rtol, 0.0}, scale, values,
+                                spread_of(algorithm, Spread::none));
     return r;
 }
 
@@ -508,17 +559,18 @@ CaseResult check_conv2d_forward(const Backend& backend, const Conv2dShape& s,
 //                   2u (16 L + K + 2) sum_k ||dy[n, k]|| ||w[k, c]||;
 //   winograd:       2u (K + 11) S (3x3); 5x5: 2u (5K + 13) S.
 CaseResult check_conv2d_backward_data(const Backend& backend, const Conv2dShape& s,
-                                      ConvAlgorithm algorithm, std::uint64_t seed) {
+                                      ConvAlgorithm algorithm, std::uint64_t seed, Values values) {
     s.validate();
     Rng rng(seed);
-    const std::vector<float> dy = random_values(s.y_shape().elements(), rng);
+    std::vector<float> dy = random_values(s.y_shape().elements(), rng);
     const std::vector<float> w = random_values(s.w_shape().elements(), rng);
+    if (values == Values::non_finite) plant_three_non_finite(dy, rng);
     const std::vector<double> wide_dy = widen(dy), wide_w = widen(w);
     std::vector<double> ref(static_cast<std::size_t>(s.x_shape().elements())), scale(ref.size());
     cpu_naive::conv2d_backward_data<double>(s, wide_dy.data(), wide_w.data(), ref.data());
 
     double rtol = 0;
-    CaseResult r = result_for(backend, "conv2d_backward_data", describe(s, algorithm));
+    CaseResult r = result_for(backend, "conv2d_backward_data", describe(s, algorithm, values));
     if (algorithm == ConvAlgorithm::fft) {
         scale =
             fft_scale(s, plane_norms(wide_dy, s.N * s.K, s.P() * s.Q()),
@@ -543,9 +595,10 @@ CaseResult check_conv2d_backward_data(const Backend& backend, const Conv2dShape&
 
     const Tensor dY = backend.upload(s.y_shape(), dy);
     const Tensor Wt = backend.upload(s.w_shape(), w);
-    Tensor dX = backend.allocate(s.x_shape());
+    Tensor dX = fresh_output(backend, s.x_shape(), values);
     r.seconds = timed(backend, [&] { backend.conv2d_backward_data(s, algorithm, dY, Wt, dX); });
-    r.comparison = compare(backend.download(dX), ref, Tolerance{rtol, 0.0}, scale);
+    r.comparison = compare_conv(backend.download(dX), ref, Tolerance{rtol, 0.0}, scale, values,
+                                spread_of(algorithm, Spread::none));
     return r;
 }
 
@@ -558,11 +611,16 @@ CaseResult check_conv2d_backward_data(const Backend& backend, const Conv2dShape&
 //                          T = N ceil(P/4) Q;
 //   db:                    bias_gradient_rtol, for every algorithm.
 std::vector<CaseResult> check_conv2d_backward_weights(const Backend& backend, const Conv2dShape& s,
-                                                      ConvAlgorithm algorithm, std::uint64_t seed) {
+                                                      ConvAlgorithm algorithm, std::uint64_t seed,
+                                                      Values values) {
     s.validate();
     Rng rng(seed);
-    const std::vector<float> x = random_values(s.x_shape().elements(), rng);
-    const std::vector<float> dy = random_values(s.y_shape().elements(), rng);
+    std::vector<float> x = random_values(s.x_shape().elements(), rng);
+    std::vector<float> dy = random_values(s.y_shape().elements(), rng);
+    if (values == Values::non_finite) {
+        plant_three_non_finite(x, rng);
+        plant_three_non_finite(dy, rng);
+    }
     const std::vector<double> wide_x = widen(x), wide_dy = widen(dy);
     std::vector<double> ref_dw(static_cast<std::size_t>(s.w_shape().elements())),
         scale_dw(ref_dw.size()), ref_db(static_cast<std::size_t>(s.K)), scale_db(ref_db.size());
@@ -572,7 +630,8 @@ std::vector<CaseResult> check_conv2d_backward_weights(const Backend& backend, co
     cpu_naive::conv2d_backward_weights<double>(s, absolute(wide_x).data(), absolute(wide_dy).data(),
                                                scale_dw.data(), scale_db.data());
 
-    CaseResult dw = result_for(backend, "conv2d_backward_weights", describe(s, algorithm, "dw"));
+    CaseResult dw =
+        result_for(backend, "conv2d_backward_weights", describe(s, algorithm, values, "dw"));
     double rtol = 0;
     if (algorithm == ConvAlgorithm::fft) {
         // Planes (k, c) of dw from dy's norms as (K, N) and x's as (N, C).
@@ -596,18 +655,21 @@ std::vector<CaseResult> check_conv2d_backward_weights(const Backend& backend, co
         rtol = 2.0 * double(s.N * s.P() * s.Q() + 2) * unit_roundoff;
         dw.tolerance = format("%.2g * sum|dy*x|", rtol);
     }
-    CaseResult db = result_for(backend, "conv2d_backward_weights", describe(s, algorithm, "db"));
+    CaseResult db =
+        result_for(backend, "conv2d_backward_weights", describe(s, algorithm, values, "db"));
     db.tolerance = format("%.2g * sum|dy|", bias_gradient_rtol(s));
 
     const Tensor X = backend.upload(s.x_shape(), x);
     const Tensor dY = backend.upload(s.y_shape(), dy);
-    Tensor dW = backend.allocate(s.w_shape());
-    Tensor dB = backend.allocate(s.b_shape());
+    Tensor dW = fresh_output(backend, s.w_shape(), values);
+    Tensor dB = fresh_output(backend, s.b_shape(), values);
     dw.seconds = db.seconds =
         timed(backend, [&] { backend.conv2d_backward_weights(s, algorithm, X, dY, dW, dB); });
-    dw.comparison = compare(backend.download(dW), ref_dw, Tolerance{rtol, 0.0}, scale_dw);
+    dw.comparison = compare_conv(backend.download(dW), ref_dw, Tolerance{rtol, 0.0}, scale_dw,
+                                 values, spread_of(algorithm, Spread::nan));
     db.comparison =
-        compare(backend.download(dB), ref_db, Tolerance{bias_gradient_rtol(s), 0.0}, scale_db);
+        compare_conv(backend.download(dB), ref_db, Tolerance{bias_gradient_rtol(s), 0.0}, scale_db,
+                     values, spread_of(algorithm, Spread::none));
     return {dw, db};
 }
 
@@ -820,15 +882,16 @@ std::vector<CaseResult> run_conv2d(const Backend& b, const std::string& text, st
     std::vector<ConvAlgorithm> algorithms = b.conv2d_algorithms();
     if (algorithms.empty()) algorithms = {ConvAlgorithm::direct};
     std::vector<CaseResult> results;
-    for (ConvAlgorithm a : algorithms) {
-        const std::string shape = s.str() + " " + to_string(a);
-        run_or_note(results, b, "conv2d_forward", shape,
-                    [&] { return check_conv2d_forward(b, s, a, seed); });
-        run_or_note(results, b, "conv2d_backward_data", shape,
-                    [&] { return check_conv2d_backward_data(b, s, a, seed); });
-        run_or_note(results, b, "conv2d_backward_weights", shape,
-                    [&] { return check_conv2d_backward_weights(b, s, a, seed); });
-    }
+    for (Values values : {Values::finite, Values::non_finite})
+        for (ConvAlgorithm a : algorithms) {
+            const std::string shape = describe(s, a, values);
+            run_or_note(results, b, "conv2d_forward", shape,
+                        [&] { return check_conv2d_forward(b, s, a, seed, values); });
+            run_or_note(results, b, "conv2d_backward_data", shape,
+                        [&] { return check_conv2d_backward_data(b, s, a, seed, values); });
+            run_or_note(results, b, "conv2d_backward_weights", shape,
+                        [&] { return check_conv2d_backward_weights(b, s, a, seed, values); });
+        }
     return results;
 }
 

@@ -123,14 +123,18 @@ CaseResult check_dense_forward(const Backend& backend, const DenseShape& shape, 
 
 // --- convolution and pooling (conv_checks.cpp) ---
 // Each pass runs with one algorithm, which must be among backend.conv2d_algorithms().
-// x, w, b and dy are uniform in [-1, 1). backward_weights returns {dw, db}.
+// x, w, b and dy are uniform in [-1, 1); with Values::non_finite, x and dy also hold +inf, -inf
+// and a NaN (conv2d's rule for them is in common/backend.hpp). backward_weights returns {dw, db}.
 CaseResult check_conv2d_forward(const Backend& backend, const Conv2dShape& shape,
-                                ConvAlgorithm algorithm, std::uint64_t seed);
+                                ConvAlgorithm algorithm, std::uint64_t seed,
+                                Values values = Values::finite);
 CaseResult check_conv2d_backward_data(const Backend& backend, const Conv2dShape& shape,
-                                      ConvAlgorithm algorithm, std::uint64_t seed);
+                                      ConvAlgorithm algorithm, std::uint64_t seed,
+                                      Values values = Values::finite);
 std::vector<CaseResult> check_conv2d_backward_weights(const Backend& backend,
                                                       const Conv2dShape& shape,
-                                                      ConvAlgorithm algorithm, std::uint64_t seed);
+                                                      ConvAlgorithm algorithm, std::uint64_t seed,
+                                                      Values values = Values::finite);
 
 // Max pooling's x holds many ties (see conv_checks.cpp), so the first-in-window rule is checked:
 // forward returns {y, argmax}, both exact. backward scatters dy through the reference's argmax.

@@ -12,7 +12,7 @@
 // shows as NaN instead of silently turning into numbers; infinities follow IEEE arithmetic and
 // the formulas' limits. Each op's rule is stated with it below, every panel follows it, and the
 // cross-check plants NaN, +inf and -inf among the inputs of the elementwise ops, softmax, the
-// losses and pooling to hold them to it (check::Values::non_finite).
+// losses, convolution and pooling to hold them to it (check::Values::non_finite).
 //
 // Backends are found by name through the registry (common/registry.hpp).
 #pragma once
@@ -119,6 +119,13 @@ public:
     // --- convolution and pooling (NCHW; see Conv2dShape and Pool2dShape) ------------------------
     // The algorithms this backend's conv2d passes implement, in the order it prefers them.
     // Asking for another is Unsupported naming these.
+    // Non-finite values in x or dy: an output whose sum holds a NaN is NaN, and one whose sum holds
+    // an infinity is that infinity, or NaN where both infinities meet; never a number. Beyond
+    // that, what is computed decides: an infinity times a zero the kernel multiplies but the
+    // definition does not is NaN. So dw may be NaN where its sum alone is a number or an infinity
+    // (x's padding, or vector lanes past the edge of a plane, multiplied by an infinite dy), and
+    // fft and winograd, which mix a whole plane or tile before their products, may make any
+    // output of it non-finite. The other outputs are their numbers.
     virtual std::vector<ConvAlgorithm> conv2d_algorithms() const { return {}; }
     // y = conv(x, w) + b: x (N, C, H, W), w (K, C, R, S), b (K), y (N, K, P, Q).
     void conv2d_forward(const Conv2dShape& shape, ConvAlgorithm algorithm, const Tensor& x,

@@ -93,6 +93,100 @@ TEST_CASE(
             });
 }
 
+TEST_CASE(
+    "every variant's conv2d follows the rule for NaN and infinities in x and dy with every "
+    "algorithm: no number where the reference has none, nor the other infinity",
+    "[conv]") {
+    // Shapes where the special values meet padding (stride 2, pad 3, pad 5), the direct kernels'
+    // flat planes (LeNet's conv1, pad 3,0), im2col's shifted form (16 channels) and Winograd's
+    // tiles.
+    const std::vector<std::string> shapes = {"2,3,17,19,4,3,3,2,1",    "3,5,7,6,4,3,3,1,3",
+                                             "2,3,9,8,5,5,5,1,5",      "64,1,28,28,6,5,5,1,2",
+                                             "2,3,11,9,4,5,5,1,1,3,0", "2,16,11,13,67,3,3,1,1"};
+    const check::Values nan_inf = check::Values::non_finite;
+    for (ConvAlgorithm algorithm : conv_algorithms)
+        for (const std::string& text : shapes)
+            for_every_variant([&](const Backend& b) {
+                const Conv2dShape s = test_shape(b, text);
+                if (!offers(b, algorithm) || !conv_algorithm_applies(algorithm, s)) return;
+                const std::uint64_t seed = testing::seed();
+                require_pass(check::check_conv2d_forward(b, s, algorithm, seed, nan_inf));
+                require_pass(check::check_conv2d_backward_data(b, s, algorithm, seed, nan_inf));
+                require_pass(check::check_conv2d_backward_weights(b, s, algorithm, seed, nan_inf));
+            });
+}
+
+namespace {
+
+// The definition in float, then one way of losing a non-finite value applied to every output of
+// forward and backward_weights: the kernels the non-finite check must fail.
+enum class Loss { nan_to_zero, clamp, flip_infinity };
+
+template <Loss loss>
+void lose(float* out, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; ++i) {
+        if (loss == Loss::nan_to_zero && std::isnan(out[i])) out[i] = 0.0f;
+        if (loss == Loss::clamp) out[i] = std::clamp(out[i], -1e30f, 1e30f);
+        if (loss == Loss::flip_infinity && std::isinf(out[i])) out[i] = -out[i];
+    }
+}
+
+template <Loss loss>
+struct LossyConv : HostBackend {
+    LossyConv() : HostBackend("lossy_conv") {
+        use_kernel(ops::conv2d_forward, [](const Conv2dShape& s, ConvAlgorithm, const float* x,
+                                           const float* w, const float* b, float* y) {
+            cpu_naive::conv2d_forward<float>(s, x, w, b, y);
+            lose<loss>(y, s.y_shape().elements());
+        });
+        use_kernel(ops::conv2d_backward_weights,
+                   [](const Conv2dShape& s, ConvAlgorithm, const float* x, const float* dy,
+                      float* dw, float* db) {
+                       cpu_naive::conv2d_backward_weights<float>(s, x, dy, dw, db);
+                       lose<loss>(dw, s.w_shape().elements());
+                   });
+    }
+    DeviceKind device_kind() const override { return DeviceKind::Cpu; }
+    std::string device() const override { return "test"; }
+    std::vector<ConvAlgorithm> conv2d_algorithms() const override {
+        return {ConvAlgorithm::direct, ConvAlgorithm::fft};
+    }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "the non-finite check of conv2d fails a kernel that turns NaN into a number, or an infinity "
+    "into a large number or the other infinity",
+    "[conv]") {
+    const Conv2dShape s{2, 3, 9, 8, 4, 3, 3, 1, 1};
+    const std::uint64_t seed = testing::seed();
+    const auto forward = [&](const Backend& lossy, ConvAlgorithm algorithm) {
+        return check::check_conv2d_forward(lossy, s, algorithm, seed, check::Values::non_finite)
+            .comparison.passed;
+    };
+    const auto weights = [&](const Backend& lossy, ConvAlgorithm algorithm) {
+        return check::check_conv2d_backward_weights(lossy, s, algorithm, seed,
+                                                    check::Values::non_finite)[0]
+            .comparison.passed;
+    };
+    const LossyConv<Loss::nan_to_zero> nan_to_zero;
+    const LossyConv<Loss::clamp> clamp;
+    const LossyConv<Loss::flip_infinity> flip_infinity;
+    for (ConvAlgorithm algorithm : {ConvAlgorithm::direct, ConvAlgorithm::fft}) {
+        INFO(to_string(algorithm));
+        // Even where an algorithm may spread NaN (fft), it may not make a number of one.
+        CHECK_FALSE(forward(nan_to_zero, algorithm));
+        CHECK_FALSE(forward(clamp, algorithm));
+        CHECK_FALSE(forward(flip_infinity, algorithm));
+        CHECK_FALSE(weights(nan_to_zero, algorithm));
+        CHECK_FALSE(weights(clamp, algorithm));
+        CHECK_FALSE(weights(flip_infinity, algorithm));
+    }
+    // Without non-finite inputs the lossy kernels are the definition: they pass.
+    CHECK(check::check_conv2d_forward(clamp, s, ConvAlgorithm::direct, seed).comparison.passed);
+}
+
 namespace {
 
 // Every pass as the definition in float, then every output scaled by `factor`: a stand-in for an
