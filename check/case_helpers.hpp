@@ -63,6 +63,17 @@ inline void plant_non_finite(std::vector<float>& values) {
     for (std::size_t i = 3, k = 0; i < values.size(); i += 7, ++k) values[i] = special[k % 3];
 }
 
+// The non-finite inputs of the checks of a product (gemm, conv2d): +inf at the first element (a
+// corner, beside any padding), -inf at the last, NaN at one in between, chosen by `rng`. Few, so
+// that most outputs stay finite and the check can tell which ones each special value reaches
+// (planted every 7th value, nearly every dot product would hold one).
+inline void plant_three_non_finite(std::vector<float>& values, Rng& rng) {
+    const std::size_t n = values.size();
+    values[0] = std::numeric_limits<float>::infinity();
+    if (n > 1) values[n - 1] = -std::numeric_limits<float>::infinity();
+    if (n > 2) values[1 + rng.next() % (n - 2)] = std::numeric_limits<float>::quiet_NaN();
+}
+
 // The output of a non-finite case: a fresh tensor filled with a finite marker instead of NaN, so
 // that an element whose reference is NaN still fails when nobody writes it.
 inline Tensor marked_output(const Backend& backend, const Shape& shape) {

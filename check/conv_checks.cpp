@@ -39,17 +39,6 @@ std::string describe(const Conv2dShape& s, ConvAlgorithm algorithm, Values value
            (values == Values::non_finite ? " NaN+-inf" : "") + (detail.empty() ? "" : " " + detail);
 }
 
-// The non-finite inputs of a convolution's check: +inf at the first element (a corner, beside the
-// padding), -inf at the last, NaN at one in between, chosen by `rng`. Few, so that most outputs
-// stay finite and the check can tell which ones each special value reaches (planted every 7th
-// value, as the elementwise checks do, nearly every window would hold one).
-void plant_three_non_finite(std::vector<float>& values, Rng& rng) {
-    const std::size_t n = values.size();
-    values[0] = std::numeric_limits<float>::infinity();
-    if (n > 1) values[n - 1] = -std::numeric_limits<float>::infinity();
-    if (n > 2) values[1 + rng.next() % (n - 2)] = std::numeric_limits<float>::quiet_NaN();
-}
-
 // What a non-finite case accepts besides the reference's own value, by common/backend.hpp's rule
 // for conv2d:
 //   none  nothing: NaN where the reference is NaN, the same infinity where it is infinite, a

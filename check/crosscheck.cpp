@@ -47,12 +47,20 @@ std::vector<std::int64_t> parse_sizes(const std::string& op, const std::string& 
 // (2v + v^2) |a*b| of the exact one, and the float sum adds the bound above. Doubled as well:
 // 2 ((K + 2) u + 2v + v^2) (|alpha| sum|a*b| + |beta c|). (Tensor cores may add with truncation,
 // up to twice u per addition: the doubling covers it.)
-CaseResult check_gemm(const Backend& backend, const GemmShape& s, std::uint64_t seed) {
+// With Values::non_finite, A and B each hold +inf (first element), -inf (last) and a NaN (one
+// between): the rule of common/backend.hpp, compare()'s for a non-finite reference, with no
+// exception: every element of C whose sum meets one is NaN or that infinity, as the reference.
+CaseResult check_gemm(const Backend& backend, const GemmShape& s, std::uint64_t seed,
+                      Values values) {
     s.validate();
     Rng rng(seed);
-    const std::vector<float> a = random_values(s.a_shape().elements(), rng);
-    const std::vector<float> b = random_values(s.b_shape().elements(), rng);
+    std::vector<float> a = random_values(s.a_shape().elements(), rng);
+    std::vector<float> b = random_values(s.b_shape().elements(), rng);
     const std::vector<float> c = random_values(s.c_shape().elements(), rng);
+    if (values == Values::non_finite) {
+        plant_three_non_finite(a, rng);
+        plant_three_non_finite(b, rng);
+    }
 
     // The reference and, from |A| and |B|, the size of what each element sums.
     std::vector<double> ref = widen(c), scale = widen(c);
@@ -68,11 +76,14 @@ CaseResult check_gemm(const Backend& backend, const GemmShape& s, std::uint64_t 
 
     const Tensor A = backend.upload(s.a_shape(), a);
     const Tensor B = backend.upload(s.b_shape(), b);
-    // beta == 0: C stays NaN, so reading it (instead of ignoring it) fails the check.
-    Tensor C = s.beta == 0 ? backend.allocate(s.c_shape()) : backend.upload(s.c_shape(), c);
+    // beta == 0: C stays NaN (the finite marker of a non-finite case, whose reference has NaN),
+    // so reading it (instead of ignoring it) fails the check.
+    Tensor C =
+        s.beta == 0 ? fresh_output(backend, s.c_shape(), values) : backend.upload(s.c_shape(), c);
 
-    CaseResult r =
-        result_for(backend, "gemm", s.str() + format(" a=%g", s.alpha) + format(" b=%g", s.beta));
+    CaseResult r = result_for(backend, "gemm",
+                              s.str() + format(" a=%g", s.alpha) + format(" b=%g", s.beta) +
+                                  (values == Values::non_finite ? " NaN+-inf" : ""));
     r.seconds = timed(backend, [&] { backend.gemm(s, A, B, C); });
     const KernelVersion* version = backend.version_of(Op::gemm);
     const InputPrecision inputs = version ? version->inputs : InputPrecision::fp32;
@@ -583,7 +594,8 @@ std::vector<CaseResult> run_gemm(const Backend& backend, const std::string& text
         if (!only.empty() && only != std::string{v.trans_a ? 'T' : 'N', v.trans_b ? 'T' : 'N'})
             continue;
         GemmShape s{sizes[0], sizes[1], sizes[2], v.trans_a, v.trans_b, v.alpha, v.beta};
-        results.push_back(check_gemm(backend, s, seed));
+        for (Values values : {Values::finite, Values::non_finite})
+            results.push_back(check_gemm(backend, s, seed, values));
     }
     return results;
 }

@@ -60,7 +60,8 @@ enum class Output { separate, in_place };
 
 // Lower-level entry points, for tests and lessons that go beyond the default cases. Each runs one
 // case; the losses run one call and return two results, the loss and then its gradient.
-CaseResult check_gemm(const Backend& backend, const GemmShape& shape, std::uint64_t seed);
+CaseResult check_gemm(const Backend& backend, const GemmShape& shape, std::uint64_t seed,
+                      Values values = Values::finite);
 // An activation's forward or backward pass (common/activations.hpp), against its formula in
 // float64 (activations.cpp has the inputs and each tolerance). The backward pass's input is what
 // the activation's backward takes: x, or an output y of the forward.

@@ -12,7 +12,7 @@
 // shows as NaN instead of silently turning into numbers; infinities follow IEEE arithmetic and
 // the formulas' limits. Each op's rule is stated with it below, every panel follows it, and the
 // cross-check plants NaN, +inf and -inf among the inputs of the elementwise ops, softmax, the
-// losses, convolution and pooling to hold them to it (check::Values::non_finite).
+// losses, GEMM, convolution and pooling to hold them to it (check::Values::non_finite).
 //
 // Backends are found by name through the registry (common/registry.hpp).
 #pragma once
@@ -55,7 +55,9 @@ public:
     virtual const AsyncDevice* async() const { return nullptr; }
 
     // --- ops ----------------------------------------------------------------------------------
-    // C = alpha * op(A) * op(B) + beta * C; see GemmShape.
+    // C = alpha * op(A) * op(B) + beta * C; see GemmShape. Non-finite values in A or B: an element
+    // whose sum holds a NaN, or infinities of both signs, is NaN, and one whose sum holds
+    // infinities of one sign is that infinity (times alpha's sign); the others are their numbers.
     void gemm(const GemmShape& shape, const Tensor& A, const Tensor& B, Tensor& C) const;
     // The activations, elementwise (ReLU, sigmoid, tanh, GELU: common/activations.hpp has their
     // formulas, NaN rule included): y = act(x); dx = dy * act'(...) from `in`, the forward's input

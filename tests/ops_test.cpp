@@ -2,6 +2,9 @@
 // random inputs from the run's seed, NaN-poisoned outputs, the per-op tolerance.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+
 #include "check/crosscheck.hpp"
 #include "common/host_backend.hpp"
 #include "common/registry.hpp"
@@ -14,7 +17,7 @@ using testing::require_pass;
 
 TEST_CASE(
     "every variant's gemm matches the float64 reference for every transposition, "
-    "including shapes that are not tile multiples",
+    "including shapes that are not tile multiples, and with NaN and infinities in A and B",
     "[gemm]") {
     const GemmShape sizes[] = {{1, 1, 1},       {17, 33, 5},     {67, 45, 91},
                                {128, 128, 128}, {257, 129, 511}, {3, 300, 2}};
@@ -22,13 +25,52 @@ TEST_CASE(
         const Backend& b = backend(variant);
         for (GemmShape s : sizes)
             for (int trans = 0; trans < 4; ++trans)
-                for (float beta : {0.0f, 0.5f}) {
-                    s.trans_a = trans & 1;
-                    s.trans_b = trans & 2;
-                    s.alpha = trans == 3 ? -1.25f : 1.0f;
-                    s.beta = beta;
-                    require_pass(check::check_gemm(b, s, testing::seed()));
-                }
+                for (float beta : {0.0f, 0.5f})
+                    for (check::Values values :
+                         {check::Values::finite, check::Values::non_finite}) {
+                        s.trans_a = trans & 1;
+                        s.trans_b = trans & 2;
+                        s.alpha = trans == 3 ? -1.25f : 1.0f;
+                        s.beta = beta;
+                        require_pass(check::check_gemm(b, s, testing::seed(), values));
+                    }
+    }
+}
+
+TEST_CASE(
+    "the non-finite check of gemm fails a gemm that turns NaN into a number or loses an "
+    "infinity's sign",
+    "[gemm]") {
+    // The definition in float, then every NaN of C made 0, or every infinity made +inf.
+    struct DropsNaN : HostBackend {
+        DropsNaN() : HostBackend("drops_nan") {
+            use_kernel(ops::gemm, [](const GemmShape& s, const float* A, const float* B, float* C) {
+                cpu_naive::gemm(s, A, B, C);
+                for (std::int64_t i = 0; i < s.M * s.N; ++i)
+                    if (std::isnan(C[i])) C[i] = 0.0f;
+            });
+        }
+        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
+        std::string device() const override { return "test"; }
+    } drops_nan;
+    struct PositiveInfinity : HostBackend {
+        PositiveInfinity() : HostBackend("positive_infinity") {
+            use_kernel(ops::gemm, [](const GemmShape& s, const float* A, const float* B, float* C) {
+                cpu_naive::gemm(s, A, B, C);
+                for (std::int64_t i = 0; i < s.M * s.N; ++i)
+                    if (std::isinf(C[i])) C[i] = std::numeric_limits<float>::infinity();
+            });
+        }
+        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
+        std::string device() const override { return "test"; }
+    } positive_infinity;
+    const GemmShape s{9, 7, 5, false, true, 1.0f, 0.0f};
+    for (const Backend* lossy : {static_cast<const Backend*>(&drops_nan),
+                                 static_cast<const Backend*>(&positive_infinity)}) {
+        INFO(lossy->name());
+        CHECK(check::check_gemm(*lossy, s, testing::seed()).comparison.passed);
+        CHECK_FALSE(check::check_gemm(*lossy, s, testing::seed(), check::Values::non_finite)
+                        .comparison.passed);
     }
 }
 
