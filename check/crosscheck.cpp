@@ -512,14 +512,18 @@ CaseResult check_sum_repeatable(const Backend& backend, const Shape& shape, int 
 //   |out - ref| <= 2 (in + 2) u L (sum|x w| + |b|) + act's bound at z + 2^-126.
 // The unfused path multiplies with the backend's gemm; where that is a tensor-core version, its
 // inputs' rounding v widens the first term as in check_gemm: 2 ((in + 2) u + 2v + v^2) L (...).
+// With Values::non_finite, x holds +inf, -inf and a NaN (plant_three_non_finite): each output is
+// the activation of gemm's non-finite result, by the activation's own rule (relu(-inf) = 0,
+// sigmoid(+inf) = 1, ...), compared as compare() does.
 CaseResult check_dense_forward(const Backend& backend, const DenseShape& s, DensePath path,
-                               std::uint64_t seed) {
+                               std::uint64_t seed, Values values) {
     s.validate();
     Rng rng(seed);
     const float w_range = 1.0f / std::sqrt(float(s.in));
-    const std::vector<float> x = random_values(s.batch * s.in, rng);
+    std::vector<float> x = random_values(s.batch * s.in, rng);
     const std::vector<float> w = random_values(s.out * s.in, rng, -w_range, w_range);
     const std::vector<float> b = random_values(s.out, rng);
+    if (values == Values::non_finite) plant_three_non_finite(x, rng);
 
     const std::vector<double> wide_x = widen(x), wide_w = widen(w), wide_b = widen(b);
     // z = x * W^T + b in float64 (the same layer without its activation), then y = act(z), and
@@ -538,15 +542,20 @@ CaseResult check_dense_forward(const Backend& backend, const DenseShape& s, Dens
     const InputPrecision inputs = gemm ? gemm->inputs : InputPrecision::fp32;
     const double v = input_roundoff(inputs);
     const double terms = double(s.in + 2) + (2.0 * v + v * v) / unit_roundoff;  // in units of u
-    for (std::size_t i = 0; i < scale.size(); ++i)
+    for (std::size_t i = 0; i < scale.size(); ++i) {
         scale[i] = 2.0 * terms * slope * scale[i] +
                    activation_forward_bound(s.activation, z[i], ref[i]) / unit_roundoff;
+        // An infinite z whose activation is a number (relu(-inf) = 0): held to an unbounded
+        // scale, as any output whose sum is infinite.
+        if (std::isnan(scale[i])) scale[i] = std::numeric_limits<double>::infinity();
+    }
 
     const Tensor X = backend.upload(Shape{s.batch, s.in}, x);
     const Tensor W = backend.upload(Shape{s.out, s.in}, w);
     const Tensor B = backend.upload(Shape{s.out}, b);
-    Tensor Y = backend.allocate(Shape{s.batch, s.out});
-    CaseResult r = result_for(backend, fused ? "dense_forward" : "dense_forward_unfused", s.str());
+    Tensor Y = fresh_output(backend, Shape{s.batch, s.out}, values);
+    CaseResult r = result_for(backend, fused ? "dense_forward" : "dense_forward_unfused",
+                              s.str() + (values == Values::non_finite ? " NaN+-inf" : ""));
     r.seconds = timed(backend, [&] {
         if (fused)
             backend.dense_forward(X, W, B, s.activation, Y);
@@ -699,9 +708,10 @@ CheckRun dense_run(const std::string& op, DensePath path) {
         if (sizes.size() != 3)
             throw InvalidArgument(op + ": --shape takes BATCH,IN,OUT[,ACT], got '" + text + "'");
         std::vector<CaseResult> results;
-        for (Activation a : activations)
-            results.push_back(
-                check_dense_forward(b, DenseShape{sizes[0], sizes[1], sizes[2], a}, path, seed));
+        for (Values values : {Values::finite, Values::non_finite})
+            for (Activation a : activations)
+                results.push_back(check_dense_forward(
+                    b, DenseShape{sizes[0], sizes[1], sizes[2], a}, path, seed, values));
         return results;
     };
 }

@@ -120,7 +120,7 @@ CaseResult check_sum_repeatable(const Backend& backend, const Shape& shape, int 
 // dense_forward (fused) or dense_forward_unfused against the float64 gemm, bias and activation.
 enum class DensePath { fused, unfused };
 CaseResult check_dense_forward(const Backend& backend, const DenseShape& shape, DensePath path,
-                               std::uint64_t seed);
+                               std::uint64_t seed, Values values = Values::finite);
 
 // --- convolution and pooling (conv_checks.cpp) ---
 // Each pass runs with one algorithm, which must be among backend.conv2d_algorithms().

@@ -12,7 +12,8 @@
 // shows as NaN instead of silently turning into numbers; infinities follow IEEE arithmetic and
 // the formulas' limits. Each op's rule is stated with it below, every panel follows it, and the
 // cross-check plants NaN, +inf and -inf among the inputs of the elementwise ops, softmax, the
-// losses, GEMM, convolution and pooling to hold them to it (check::Values::non_finite).
+// losses, GEMM and dense layers, convolution and pooling to hold them to it
+// (check::Values::non_finite).
 //
 // Backends are found by name through the registry (common/registry.hpp).
 #pragma once
@@ -111,8 +112,10 @@ public:
     float mean(const Tensor& x, Reduction mode = Reduction::deterministic) const;
 
     // Y = act(X * W^T + b) (see DenseShape), fused into one pass where the variant can: GEMM,
-    // bias and activation before a single store. `dense_forward_unfused` always runs the three
-    // steps (gemm, bias_add, activation) one after the other, so benchmarks can compare.
+    // bias and activation before a single store. Non-finite values in X: gemm's rule, then the
+    // activation's (relu(-inf) = 0, sigmoid(+inf) = 1, a NaN stays NaN). `dense_forward_unfused`
+    // always runs the three steps (gemm, bias_add, activation) one after the other, so benchmarks
+    // can compare.
     void dense_forward(const Tensor& X, const Tensor& W, const Tensor& b, Activation activation,
                        Tensor& Y) const;
     void dense_forward_unfused(const Tensor& X, const Tensor& W, const Tensor& b,

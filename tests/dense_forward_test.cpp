@@ -14,7 +14,7 @@ using testing::require_pass;
 
 TEST_CASE(
     "every variant's fused and unfused dense forward match the float64 reference for every "
-    "activation",
+    "activation, and follow the rule for NaN and infinities in x",
     "[dense]") {
     check_default_cases("dense_forward");
     check_default_cases("dense_forward_unfused");
@@ -23,12 +23,13 @@ TEST_CASE(
         const DenseShape sizes[] = {{1, 5, 1}, {3, 1, 7}, {33, 17, 2049}, {129, 64, 31}};
         for (DenseShape s : sizes)
             for (Activation a :
-                 {Activation::none, Activation::relu, Activation::sigmoid, Activation::tanh}) {
-                s.activation = a;
-                require_pass(
-                    check::check_dense_forward(b, s, check::DensePath::fused, testing::seed()));
-                require_pass(
-                    check::check_dense_forward(b, s, check::DensePath::unfused, testing::seed()));
-            }
+                 {Activation::none, Activation::relu, Activation::sigmoid, Activation::tanh})
+                for (check::Values values : {check::Values::finite, check::Values::non_finite}) {
+                    s.activation = a;
+                    require_pass(check::check_dense_forward(b, s, check::DensePath::fused,
+                                                            testing::seed(), values));
+                    require_pass(check::check_dense_forward(b, s, check::DensePath::unfused,
+                                                            testing::seed(), values));
+                }
     });
 }
