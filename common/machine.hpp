@@ -1,9 +1,9 @@
 // What CPU a run is on, in words, for the records that carry measured figures: `triptych info`
 // prints it and triptych_bench puts it in its JSON's context (triptych_cpu), so every generated
 // table names the machine kind its numbers come from. The kind matters as much as the clock: a
-// Zen 4 and a Zen 5 EPYC both have AVX-512, but the Zen 5 multiplies 16 floats twice a cycle
-// where the Zen 4 splits each 16-float multiply-add in two, and a kernel at 80% of one is at 40%
-// of the other.
+// Zen 4 and a Zen 5 EPYC both have AVX-512, but a Zen 5 core does two 16-float multiply-adds a
+// cycle where a Zen 4 core does one, so the same kernel at the same clock can run twice as fast
+// on the one.
 #pragma once
 
 #include <string>

@@ -13,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include "common/machine.hpp"
 #include "tests/cli.hpp"
 #include "triptych_config.hpp"
 
@@ -140,6 +141,31 @@ TEST_CASE("a simulator setting it does not take is named before anything runs", 
 }
 
 #endif
+
+TEST_CASE(
+    "triptych info names the CPU by Linux's model name, family and model, and the vector "
+    "instructions the build compiled for",
+    "[cli]") {
+    // The first processor's fields of /proc/cpuinfo, as common/machine.cpp reads them.
+    std::string model_name, family, model;
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    for (std::string line; std::getline(cpuinfo, line);) {
+        const auto value = [&] {
+            std::string v = line.substr(line.find(':') + 1);
+            v.erase(0, v.find_first_not_of(" \t"));
+            return v;
+        };
+        if (line.rfind("model name", 0) == 0 && model_name.empty()) model_name = value();
+        if (line.rfind("cpu family", 0) == 0 && family.empty()) family = value();
+        if (line.rfind("model\t", 0) == 0 && model.empty()) model = value();
+    }
+    const std::string info = testing::cli_output("info");
+    const std::string isa = compiled_vector_isa();
+    CHECK_THAT(info, Contains(", code compiled for " + isa + "\n"));
+    if (!model_name.empty() && !family.empty() && !model.empty())
+        CHECK_THAT(info, Contains("CPU:         " + model_name + " (family " + family + ", model " +
+                                  model + "), code compiled for"));
+}
 
 #if !defined(__SANITIZE_ADDRESS__) && !TRIPTYCH_GPU_CUDA
 

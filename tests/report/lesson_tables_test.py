@@ -181,8 +181,9 @@ BENCH_README = """# Lesson 97
 BENCH_ROWS = ["copy/host/65536", "relu_forward/cpu_naive/65536"]
 
 
-def cpu_run(rows):
-    """A triptych_bench run on a CPU: the median of each of `rows` (name, microseconds, GB/s)."""
+def cpu_run(rows, cpu=None):
+    """A triptych_bench run on a CPU: the median of each of `rows` (name, microseconds, GB/s);
+    with `cpu`, the CPU triptych_bench names in its context (triptych_cpu)."""
     benchmarks = [{"name": f"{name}/real_time_median", "run_name": f"{name}/real_time",
                    "run_type": "aggregate", "aggregate_name": "median", "repetitions": 9,
                    "real_time": us, "cpu_time": us, "time_unit": "us", "bytes": gbs * 1e9}
@@ -194,6 +195,8 @@ def cpu_run(rows):
                "triptych_ops": json.dumps({
                    "copy": {"counter": "bytes", "work": "8n", "table": "memory"},
                    "relu_forward": {"counter": "bytes", "work": "8n", "table": "memory"}})}
+    if cpu:
+        context["triptych_cpu"] = cpu
     return {"context": context, "benchmarks": benchmarks}
 
 
@@ -207,10 +210,10 @@ class BenchTables(LessonFolder):
             json.dump({"command": "build/bench/triptych_bench --benchmark_filter=65536",
                        "rows": BENCH_ROWS}, f)
 
-    def record(self, rows):
+    def record(self, rows, cpu=None):
         path = os.path.join(self.dir, "run.json")
         with open(path, "w", encoding="utf-8") as f:
-            json.dump(cpu_run(rows), f)
+            json.dump(cpu_run(rows, cpu), f)
         return self.tool("--from", path)
 
     def test_a_recorded_run_gives_each_row_its_median_under_the_machine_and_command(self):
@@ -232,13 +235,10 @@ class BenchTables(LessonFolder):
         self.assertEqual(self.tool("--check").returncode, 1)
 
     def test_a_run_that_names_its_cpu_names_it_in_the_measured_on_line(self):
-        path = os.path.join(self.dir, "run.json")
-        run = cpu_run([("copy/host/65536", 40.0, 13.1), ("relu_forward/cpu_naive/65536", 500.0,
-                                                            1.05)])
-        run["context"]["triptych_cpu"] = "AMD EPYC (family 25, model 17), code compiled for AVX2"
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(run, f)
-        self.assertEqual(self.tool("--from", path).returncode, 0)
+        result = self.record([("copy/host/65536", 40.0, 13.1),
+                              ("relu_forward/cpu_naive/65536", 500.0, 1.05)],
+                             cpu="AMD EPYC (family 25, model 17), code compiled for AVX2")
+        self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("Measured on: host cpuhost, AMD EPYC (family 25, model 17), code compiled "
                       "for AVX2, 2 CPUs × 2800 MHz, 2026-12-02T16:00:00+00:00", self.text())
 
@@ -285,8 +285,9 @@ POOL_README = """# Lesson 96
 """
 
 
-def pool_run(ops):
-    """A CPU run of max_pool2d_forward on LeNet's shape (0.1 ms) and of copy/host."""
+def pool_run(ops, cpu=None):
+    """A CPU run of max_pool2d_forward on LeNet's shape (0.1 ms) and of copy/host; `cpu` as
+    cpu_run's."""
     benchmarks = [{"name": f"{name}/real_time_median", "run_name": f"{name}/real_time",
                    "run_type": "aggregate", "aggregate_name": "median", "repetitions": 5,
                    "real_time": 100.0, "cpu_time": 100.0, "time_unit": "us", "bytes": 1e9}
@@ -298,6 +299,8 @@ def pool_run(ops):
                "triptych_ops": json.dumps({
                    "max_pool2d_forward": {"counter": "bytes", "work": "4n", "table": "pool"},
                    "copy": {"counter": "bytes", "work": "8n", "table": "memory"}})}
+    if cpu:
+        context["triptych_cpu"] = cpu
     return {"context": context, "benchmarks": benchmarks}
 
 
@@ -315,10 +318,10 @@ class PoolTable(LessonFolder):
         with open(self.peer, "w", encoding="utf-8") as f:
             json.dump(PEER, f)
 
-    def record(self, ops, *more):
+    def record(self, ops, *more, cpu=None):
         path = os.path.join(self.dir, "run.json")
         with open(path, "w", encoding="utf-8") as f:
-            json.dump(pool_run(ops), f)
+            json.dump(pool_run(ops, cpu), f)
         return self.tool("--from", path, *more)
 
     def test_a_run_and_the_peer_become_the_pooling_table(self):
@@ -336,12 +339,10 @@ class PoolTable(LessonFolder):
         self.assertEqual([r["op"] for r in kept["peer"]["results"]], ["max_pool2d_forward"])
 
     def test_the_pooling_table_names_the_cpu_the_run_recorded(self):
-        path = os.path.join(self.dir, "run.json")
-        run = pool_run(["max_pool2d_forward/cpu_eigen_omp/64x6x28x28_w2s2", "copy/host/16777216"])
-        run["context"]["triptych_cpu"] = "AMD EPYC (family 26, model 2), code compiled for AVX-512"
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(run, f)
-        self.assertEqual(self.tool("--from", path).returncode, 0)
+        result = self.record(["max_pool2d_forward/cpu_eigen_omp/64x6x28x28_w2s2",
+                              "copy/host/16777216"],
+                             cpu="AMD EPYC (family 26, model 2), code compiled for AVX-512")
+        self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("Measured on: AMD EPYC (family 26, model 2), code compiled for AVX-512 "
                       "(2 × 2800 MHz, OpenMP threads 2", self.text())
 
