@@ -118,8 +118,37 @@ TEST_CASE(
 
 namespace {
 
-// The definition in float, then one way of losing a non-finite value applied to every output of
-// forward and backward_weights: the kernels the non-finite check must fail.
+// Stand-ins for a variant's conv2d: every pass as the definition in float, then `after` applied to
+// each pass's output (dw only, of backward_weights), with the algorithms whose checks they test.
+template <void (*after)(float* out, std::int64_t n)>
+struct DefinitionThen : HostBackend {
+    DefinitionThen() : HostBackend("definition_then") {
+        use_kernel(ops::conv2d_forward, [](const Conv2dShape& s, ConvAlgorithm, const float* x,
+                                           const float* w, const float* b, float* y) {
+            cpu_naive::conv2d_forward<float>(s, x, w, b, y);
+            after(y, s.y_shape().elements());
+        });
+        use_kernel(ops::conv2d_backward_data, [](const Conv2dShape& s, ConvAlgorithm,
+                                                 const float* dy, const float* w, float* dx) {
+            cpu_naive::conv2d_backward_data<float>(s, dy, w, dx);
+            after(dx, s.x_shape().elements());
+        });
+        use_kernel(ops::conv2d_backward_weights,
+                   [](const Conv2dShape& s, ConvAlgorithm, const float* x, const float* dy,
+                      float* dw, float* db) {
+                       cpu_naive::conv2d_backward_weights<float>(s, x, dy, dw, db);
+                       after(dw, s.w_shape().elements());
+                   });
+    }
+    DeviceKind device_kind() const override { return DeviceKind::Cpu; }
+    std::string device() const override { return "test"; }
+    std::vector<ConvAlgorithm> conv2d_algorithms() const override {
+        return {ConvAlgorithm::direct, ConvAlgorithm::fft, ConvAlgorithm::winograd};
+    }
+};
+
+// One way of losing a non-finite value, applied to every output: the kernels the non-finite
+// check must fail.
 enum class Loss { nan_to_zero, clamp, flip_infinity };
 
 template <Loss loss>
@@ -132,26 +161,17 @@ void lose(float* out, std::int64_t n) {
 }
 
 template <Loss loss>
-struct LossyConv : HostBackend {
-    LossyConv() : HostBackend("lossy_conv") {
-        use_kernel(ops::conv2d_forward, [](const Conv2dShape& s, ConvAlgorithm, const float* x,
-                                           const float* w, const float* b, float* y) {
-            cpu_naive::conv2d_forward<float>(s, x, w, b, y);
-            lose<loss>(y, s.y_shape().elements());
-        });
-        use_kernel(ops::conv2d_backward_weights,
-                   [](const Conv2dShape& s, ConvAlgorithm, const float* x, const float* dy,
-                      float* dw, float* db) {
-                       cpu_naive::conv2d_backward_weights<float>(s, x, dy, dw, db);
-                       lose<loss>(dw, s.w_shape().elements());
-                   });
-    }
-    DeviceKind device_kind() const override { return DeviceKind::Cpu; }
-    std::string device() const override { return "test"; }
-    std::vector<ConvAlgorithm> conv2d_algorithms() const override {
-        return {ConvAlgorithm::direct, ConvAlgorithm::fft};
-    }
-};
+using LossyConv = DefinitionThen<lose<loss>>;
+
+// Every output scaled by `factor`: a stand-in for an FFT or Winograd convolution with a given
+// relative error.
+template <float factor>
+void scale(float* out, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; ++i) out[i] *= factor;
+}
+
+template <float factor>
+using ScaledConv = DefinitionThen<scale<factor>>;
 
 }  // namespace
 
@@ -186,39 +206,6 @@ TEST_CASE(
     // Without non-finite inputs the lossy kernels are the definition: they pass.
     CHECK(check::check_conv2d_forward(clamp, s, ConvAlgorithm::direct, seed).comparison.passed);
 }
-
-namespace {
-
-// Every pass as the definition in float, then every output scaled by `factor`: a stand-in for an
-// FFT or Winograd convolution with a given relative error.
-template <float factor>
-struct ScaledConv : HostBackend {
-    ScaledConv() : HostBackend("scaled_conv") {
-        use_kernel(ops::conv2d_forward, [](const Conv2dShape& s, ConvAlgorithm, const float* x,
-                                           const float* w, const float* b, float* y) {
-            cpu_naive::conv2d_forward<float>(s, x, w, b, y);
-            for (std::int64_t i = 0; i < s.y_shape().elements(); ++i) y[i] *= factor;
-        });
-        use_kernel(ops::conv2d_backward_data, [](const Conv2dShape& s, ConvAlgorithm,
-                                                 const float* dy, const float* w, float* dx) {
-            cpu_naive::conv2d_backward_data<float>(s, dy, w, dx);
-            for (std::int64_t i = 0; i < s.x_shape().elements(); ++i) dx[i] *= factor;
-        });
-        use_kernel(ops::conv2d_backward_weights,
-                   [](const Conv2dShape& s, ConvAlgorithm, const float* x, const float* dy,
-                      float* dw, float* db) {
-                       cpu_naive::conv2d_backward_weights<float>(s, x, dy, dw, db);
-                       for (std::int64_t i = 0; i < s.w_shape().elements(); ++i) dw[i] *= factor;
-                   });
-    }
-    DeviceKind device_kind() const override { return DeviceKind::Cpu; }
-    std::string device() const override { return "test"; }
-    std::vector<ConvAlgorithm> conv2d_algorithms() const override {
-        return {ConvAlgorithm::direct, ConvAlgorithm::fft, ConvAlgorithm::winograd};
-    }
-};
-
-}  // namespace
 
 TEST_CASE(
     "the fft tolerance is relative to whole planes, yet fails outputs 0.1% off; the direct "
