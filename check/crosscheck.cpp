@@ -146,9 +146,20 @@ CaseResult check_bias_add(const Backend& backend, const Shape& shape, Output out
 // bias_backward. Tolerance: each column sum adds `rows` terms; in any order the error is at most
 // (rows - 1) u sum_i |dy[i, j]| (Higham 4.2); doubled, with room for a final rounding:
 // 2 (rows + 1) u sum_i |dy[i, j]|.
-CaseResult check_bias_backward(const Backend& backend, const Shape& shape, std::uint64_t seed) {
+// With Values::non_finite, each column sum that meets a NaN, or +inf and -inf together, must be
+// NaN, and one that meets one infinity that infinity (compare's rule for a non-finite reference).
+CaseResult check_bias_backward(const Backend& backend, const Shape& shape, std::uint64_t seed,
+                               Values values) {
     Rng rng(seed);
-    const std::vector<float> dy = random_values(shape.elements(), rng);
+    std::vector<float> dy = random_values(shape.elements(), rng);
+    const std::int64_t rows = shape.rows(), cols = shape.columns();
+    if (values == Values::non_finite) {
+        plant_three_non_finite(dy, rng);
+        if (rows >= 2 && cols >= 3) {
+            dy[1] = std::numeric_limits<float>::infinity();
+            dy[std::size_t((rows - 1) * cols + 1)] = -std::numeric_limits<float>::infinity();
+        }
+    }
     const Shape bias_shape{shape.columns()};
     std::vector<double> ref(static_cast<std::size_t>(shape.columns())), scale(ref.size());
     cpu_naive::bias_backward<double>(shape.rows(), shape.columns(), widen(dy).data(), ref.data());
@@ -156,8 +167,9 @@ CaseResult check_bias_backward(const Backend& backend, const Shape& shape, std::
                                      scale.data());
 
     const Tensor dY = backend.upload(shape, dy);
-    Tensor dB = backend.allocate(bias_shape);
-    CaseResult r = result_for(backend, "bias_backward", shape.str());
+    Tensor dB = fresh_output(backend, bias_shape, values);
+    CaseResult r = result_for(backend, "bias_backward",
+                              shape.str() + (values == Values::non_finite ? " NaN+-inf" : ""));
     r.seconds = timed(backend, [&] { backend.bias_backward(dY, dB); });
     const double rtol = 2.0 * double(shape.rows() + 1) * unit_roundoff;
     r.tolerance = format("%.2g * sum|dy|", rtol);
@@ -422,18 +434,58 @@ constexpr std::int64_t max_exact_dyadic = std::int64_t(1) << 24;
 
 std::vector<float> make_summands(std::int64_t n, Summands summands, Rng& rng) {
     std::vector<float> x = random_values(n, rng);
-    if (summands == Summands::dyadic) {
-        int k = 6;
-        while (k > 0 && (n << k) > max_exact_dyadic) --k;
-        const float grid = std::ldexp(1.0f, k);
-        for (float& v : x) v = std::round(v * grid) / grid;
+    const auto at_random = [&](std::int64_t from, std::int64_t to) {  // in [from, to)
+        return std::size_t(from + std::int64_t(rng.next() % std::uint64_t(to - from)));
+    };
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    switch (summands) {
+        case Summands::uniform:
+            break;
+        case Summands::dyadic: {
+            int k = 6;
+            while (k > 0 && (n << k) > max_exact_dyadic) --k;
+            const float grid = std::ldexp(1.0f, k);
+            for (float& v : x) v = std::round(v * grid) / grid;
+            break;
+        }
+        case Summands::nan:
+            x[at_random(0, n)] = std::numeric_limits<float>::quiet_NaN();
+            break;
+        case Summands::plus_infinity:
+            x[at_random(0, n)] = inf;
+            break;
+        case Summands::minus_infinity:
+            x[at_random(0, n)] = -inf;
+            break;
+        case Summands::both_infinities:  // one element: +inf alone
+            x[at_random(0, (n + 1) / 2)] = inf;
+            if (n > 1) x[at_random((n + 1) / 2, n)] = -inf;
+            break;
     }
     return x;
 }
 
+std::string to_string(Summands summands) {
+    switch (summands) {
+        case Summands::uniform:
+            return "uniform";
+        case Summands::dyadic:
+            return "dyadic";
+        case Summands::nan:
+            return "NaN";
+        case Summands::plus_infinity:
+            return "+inf";
+        case Summands::minus_infinity:
+            return "-inf";
+        case Summands::both_infinities:
+            return "+inf -inf";
+    }
+    return "?";
+}
+
 std::string describe(const Shape& shape, Reduction mode, Summands summands) {
     return describe(shape, std::string(mode == Reduction::deterministic ? "determ. " : "fast ") +
-                               (summands == Summands::dyadic ? "dyadic" : "uniform"));
+                               to_string(summands));
 }
 
 // sum (divide_by_n false) or mean (true). Tolerance:
@@ -441,6 +493,7 @@ std::string describe(const Shape& shape, Reduction mode, Summands summands) {
 //     sum (Higham 4.2); rounding a wider accumulator to float adds u |sum|; doubled:
 //     2 (n + 1) u sum|x|. mean divides by n, one more rounding: 2 (n + 2) u sum|x| / n.
 //   dyadic summands, n <= 2^24: sum exact; mean one rounding of the exact quotient, doubled 2u.
+//   non-finite summands: NaN or the infinity the reference gives, exactly (compare's rule).
 CaseResult check_reduction(const Backend& backend, bool divide_by_n, const Shape& shape,
                            Reduction mode, Summands summands, std::uint64_t seed) {
     Rng rng(seed);
@@ -469,6 +522,7 @@ CaseResult check_reduction(const Backend& backend, bool divide_by_n, const Shape
         tolerance.rtol = 2.0 * double(n + (divide_by_n ? 2 : 1)) * unit_roundoff;
         r.tolerance = format("%.2g * sum|x|", tolerance.rtol) + (divide_by_n ? "/n" : "");
     }
+    if (!std::isfinite(ref)) r.tolerance = "same NaN/inf";
     r.comparison =
         compare(std::span(&out, 1), std::span(&ref, 1), tolerance, std::span(&magnitude, 1));
     return r;
@@ -609,16 +663,18 @@ std::vector<CaseResult> run_gemm(const Backend& backend, const std::string& text
     return results;
 }
 
-using PlainCheck = CaseResult (*)(const Backend&, const Shape&, std::uint64_t);
+using ValuesCheck = CaseResult (*)(const Backend&, const Shape&, std::uint64_t, Values);
 using LogitsCheck = CaseResult (*)(const Backend&, const Shape&, Logits, std::uint64_t);
 
 constexpr Logits all_logits[] = {Logits::uniform, Logits::huge, Logits::equal_rows,
                                  Logits::non_finite};
 
-// An op with one case per tensor shape.
-CheckRun one_case(const std::string& op, PlainCheck check) {
+// An op with two cases per tensor shape: its usual values, then non-finite ones.
+CheckRun both_values(const std::string& op, ValuesCheck check) {
     return [op, check](const Backend& b, const std::string& text, std::uint64_t seed) {
-        return std::vector{check(b, tensor_shape(op, text), seed)};
+        const Shape shape = tensor_shape(op, text);
+        return std::vector{check(b, shape, seed, Values::finite),
+                           check(b, shape, seed, Values::non_finite)};
     };
 }
 
@@ -665,6 +721,9 @@ std::vector<CaseResult> run_sum(const Backend& b, const std::string& text, std::
             results.push_back(check_sum(b, shape, mode, summands, seed));
     }
     results.push_back(check_sum_repeatable(b, shape, 5, seed));
+    for (Summands summands : non_finite_summands)
+        for (Reduction mode : {Reduction::deterministic, Reduction::fast})
+            results.push_back(check_sum(b, shape, mode, summands, seed));
     return results;
 }
 
@@ -675,6 +734,8 @@ std::vector<CaseResult> run_mean(const Backend& b, const std::string& text, std:
         results.push_back(check_mean(b, shape, mode, Summands::uniform, seed));
     if (shape.elements() <= max_exact_dyadic)
         results.push_back(check_mean(b, shape, Reduction::deterministic, Summands::dyadic, seed));
+    for (Summands summands : non_finite_summands)
+        results.push_back(check_mean(b, shape, Reduction::deterministic, summands, seed));
     return results;
 }
 
@@ -980,7 +1041,7 @@ const std::vector<OpDescription>& ops() {
              rows_dims,
              {"1", "1,1", "1,257", "257,1", "64,1000", "1000,33", "3,5,257"},
              "64,1000",
-             one_case("bias_backward", check_bias_backward),
+             both_values("bias_backward", check_bias_backward),
              {Op::bias_backward},
              {memory_rows("bias_backward", "4·rows·cols + 4·cols", bias_backward_cases)}},
             {"softmax_forward",

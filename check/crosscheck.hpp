@@ -75,7 +75,10 @@ CaseResult check_activation_backward(const Backend& backend, Activation activati
 // The bias; "rows" are the tensor seen as (rows, last dimension).
 CaseResult check_bias_add(const Backend& backend, const Shape& shape, Output output,
                           std::uint64_t seed, Values values = Values::finite);
-CaseResult check_bias_backward(const Backend& backend, const Shape& shape, std::uint64_t seed);
+// bias_backward's non-finite dy: +inf at [0, 0], -inf at the last element, a NaN at random, and
+// with 2 rows and 3 columns or more, +inf and -inf both in column 1 (their sum is NaN).
+CaseResult check_bias_backward(const Backend& backend, const Shape& shape, std::uint64_t seed,
+                               Values values = Values::finite);
 
 // The logits softmax and cross-entropy are checked on; every default shape runs all three.
 enum class Logits {
@@ -107,7 +110,14 @@ enum class Summands {
     dyadic,   // multiples of 1/64 in [-1, 1] (coarser, down to integers, as n grows past 2^18):
               // for up to 2^24 elements every partial sum is a float, so every order of addition
               // gives the exact sum
+    // Uniform, with non-finite values planted (the rule of sum in common/backend.hpp):
+    nan,              // one NaN at a random place: the sum is NaN
+    plus_infinity,    // one +inf at a random place: the sum is +inf
+    minus_infinity,   // one -inf at a random place: the sum is -inf
+    both_infinities,  // +inf in the first half, -inf in the second: the sum is NaN
 };
+constexpr Summands non_finite_summands[] = {Summands::nan, Summands::plus_infinity,
+                                            Summands::minus_infinity, Summands::both_infinities};
 CaseResult check_sum(const Backend& backend, const Shape& shape, Reduction mode, Summands summands,
                      std::uint64_t seed);
 CaseResult check_mean(const Backend& backend, const Shape& shape, Reduction mode, Summands summands,
@@ -153,12 +163,14 @@ CaseResult check_avg_pool2d_backward(const Backend& backend, const Pool2dShape& 
 // --- optimizers (optimizer_checks.cpp) ---
 // `steps` steps (1, 2, ...) of `config` over 1-D parameter tensors of the given sizes, against
 // cpu_naive::optimizer_step in float64 over the same steps: weights uniform in [-1, 1), state
-// tensors 0, a fresh gradient uniform in [-1, 1) each step. Returns the weights' result, then one
-// per state tensor (each comparing every tensor of the list); op is the kind ("adam"), seconds
-// the mean time of one step.
+// tensors 0, a fresh gradient each step of magnitude uniform in [0.5, 1) and a random sign. With
+// Values::non_finite, the second step's gradient (the first's if there is one step) holds +inf
+// at the first element of the list, -inf at the last and a NaN at random, which the state
+// carries into every later step. Returns the weights' result, then one per state tensor (each
+// comparing every tensor of the list); op is the kind ("adam"), seconds the mean time of one step.
 std::vector<CaseResult> check_optimizer(const Backend& backend, const OptimizerConfig& config,
                                         const std::vector<std::int64_t>& sizes, int steps,
-                                        std::uint64_t seed);
+                                        std::uint64_t seed, Values values = Values::finite);
 // The configurations `triptych check --op sgd|adam|rmsprop` runs on each list of sizes: sgd plain,
 // with weight decay, with momentum, Nesterov with weight decay; adam plain, with L2 weight decay,
 // AdamW; rmsprop plain, with momentum and weight decay.

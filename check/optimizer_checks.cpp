@@ -69,10 +69,13 @@ struct Tracked {
     explicit Tracked(std::vector<double> start) : values(std::move(start)), largest(values.size()) {
         for (std::size_t i = 0; i < values.size(); ++i) largest[i] = std::abs(values[i]);
     }
-    // After a step that turned `before` into `values`.
+    // After a step that turned `before` into `values`. Only finite values count: an element a
+    // NaN or an infinity reached must match it exactly, whatever the scale, and must not widen
+    // the others' tolerance.
     void record(const std::vector<double>& before) {
         double step = 0;
         for (std::size_t i = 0; i < values.size(); ++i) {
+            if (!std::isfinite(values[i]) || !std::isfinite(before[i])) continue;
             step = std::max(step, std::abs(values[i] - before[i]));
             largest[i] = std::max(largest[i], std::abs(values[i]));
         }
@@ -98,9 +101,15 @@ struct Tracked {
 // 4.4e-6 of it, about 4e-6 for weights in [-1, 1). A wrong rule is far above that: a missed weight
 // decay, bias correction or Nesterov term, or state read from the wrong tensor, moves weights by a
 // good part of a step (lr = 0.01 to 0.1 in the default configurations, optimizer_check_configs).
+//
+// Non-finite gradients (Values::non_finite): no tolerance. The rule applies each formula in IEEE
+// arithmetic, as torch.optim does, without skipping or clipping anything, so the elements they
+// reach must be exactly what float64 gives: for a +inf gradient, SGD's weight -inf and Adam's and
+// RMSprop's NaN (inf / sqrt(inf)), and for a NaN, NaN; and the state carries them on. The other
+// elements keep their tolerance.
 std::vector<CaseResult> check_optimizer(const Backend& backend, const OptimizerConfig& config,
                                         const std::vector<std::int64_t>& sizes, int steps,
-                                        std::uint64_t seed) {
+                                        std::uint64_t seed, Values values) {
     config.validate();
     const std::string op = to_string(config.kind);
     if (sizes.empty() || steps < 1)
@@ -127,6 +136,7 @@ std::vector<CaseResult> check_optimizer(const Backend& backend, const OptimizerC
             if (rng.next() % 2 == 0) v = -v;
         gradients.push_back(std::move(g));
     }
+    if (values == Values::non_finite) plant_three_non_finite(gradients[steps > 1 ? 1 : 0], rng);
 
     // The reference: every step in float64, tensor by tensor.
     Tracked ref_w(widen(w0));
@@ -185,9 +195,10 @@ std::vector<CaseResult> check_optimizer(const Backend& backend, const OptimizerC
             const std::vector<float> part = backend.download(tensor_of(p));
             out.insert(out.end(), part.begin(), part.end());
         }
-        CaseResult r = result_for(backend, op,
-                                  config.str() + " " + describe_sizes(sizes) + " " +
-                                      std::to_string(steps) + " steps: " + name);
+        CaseResult r = result_for(
+            backend, op,
+            config.str() + " " + describe_sizes(sizes) + " " + std::to_string(steps) + " steps" +
+                (values == Values::non_finite ? " NaN+-inf" : "") + ": " + name);
         r.tolerance = tolerance;
         r.seconds = seconds / steps;
         r.comparison = compare(out, ref.values, Tolerance{rtol, 0.0}, ref.scale());
@@ -255,9 +266,10 @@ auto optimizer_run(OptimizerKind kind) {
             if (n < 1)
                 throw InvalidArgument(op + ": every tensor size must be >= 1, got '" + text + "'");
         std::vector<CaseResult> results;
-        for (const OptimizerConfig& config : optimizer_check_configs(kind))
-            for (CaseResult& r : check_optimizer(b, config, sizes, 5, seed))
-                results.push_back(std::move(r));
+        for (Values values : {Values::finite, Values::non_finite})
+            for (const OptimizerConfig& config : optimizer_check_configs(kind))
+                for (CaseResult& r : check_optimizer(b, config, sizes, 5, seed, values))
+                    results.push_back(std::move(r));
         return results;
     };
 }

@@ -11,9 +11,9 @@
 // NaN and infinities: a NaN input propagates, as in PyTorch, so that a diverging training run
 // shows as NaN instead of silently turning into numbers; infinities follow IEEE arithmetic and
 // the formulas' limits. Each op's rule is stated with it below, every panel follows it, and the
-// cross-check plants NaN, +inf and -inf among the inputs of the elementwise ops, softmax, the
-// losses, GEMM and dense layers, convolution and pooling to hold them to it
-// (check::Values::non_finite).
+// cross-check plants NaN, +inf and -inf among the inputs of every op (the elementwise ops, bias,
+// softmax, the losses, sum, GEMM and dense layers, convolution, pooling and the optimizers) to
+// hold them to it (check::Values::non_finite, check::Summands).
 //
 // Backends are found by name through the registry (common/registry.hpp).
 #pragma once
@@ -73,7 +73,9 @@ public:
     // "Rows" below: a tensor of any rank seen as (rows, cols), cols = its last dimension.
     // y[i, j] = x[i, j] + bias[j]: the bias broadcast over the batch. y may be x (in place).
     void bias_add(const Tensor& x, const Tensor& bias, Tensor& y) const;
-    // dbias[j] = sum_i dy[i, j]: the column sums, a reduction over the batch.
+    // dbias[j] = sum_i dy[i, j]: the column sums, a reduction over the batch. A column holding a
+    // NaN, or +inf and -inf together, sums to NaN; one holding infinities of one sign, to that
+    // infinity (sum's rule, column by column).
     void bias_backward(const Tensor& dy, Tensor& dbias) const;
     // Row-wise softmax, y[i, j] = e^(x[i, j] - max_i) / sum_k e^(x[i, k] - max_i); the row max is
     // subtracted so that no exponential overflows. Backward, from the output:
@@ -177,6 +179,10 @@ public:
     // corrections {1 - beta1^t, 1 - beta2^t} from when they run, instead of computing them from
     // `step` now (OptimizerRule::corrections): an update captured in a graph once, replayed at
     // every step with new corrections.
+    // Non-finite gradients: every element gets the rule's formulas in IEEE arithmetic, as
+    // torch.optim does; nothing is skipped or clipped. A NaN gradient makes its weight and state
+    // NaN; a +inf one makes SGD's weight -inf at that step and Adam's and RMSprop's NaN
+    // (inf / sqrt(inf)); the state carries them into every later step.
     void optimizer_step(const OptimizerConfig& config, std::int64_t step,
                         std::span<const OptimizerTensor> tensors,
                         const Tensor* corrections = nullptr) const;

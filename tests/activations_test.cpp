@@ -29,17 +29,67 @@ using testing::random_doubles;
 using testing::require_pass;
 using testing::weighted_sum;
 
-TEST_CASE("every variant's bias_add and bias_backward match the float64 reference, in place too",
-          "[bias]") {
+TEST_CASE(
+    "every variant's bias_add and bias_backward match the float64 reference, in place too, and "
+    "with NaN and infinities",
+    "[bias]") {
     check_default_cases("bias_add");
     check_default_cases("bias_backward");
     // A long batch of one column and one row of many columns: the two ways to split the sums.
     for_every_variant([](const Backend& b) {
         for (const Shape& s : {Shape{100003, 1}, Shape{1, 100003}, Shape{513, 129}}) {
             require_pass(check::check_bias_add(b, s, check::Output::in_place, testing::seed()));
-            require_pass(check::check_bias_backward(b, s, testing::seed()));
+            for (check::Values values : {check::Values::finite, check::Values::non_finite})
+                require_pass(check::check_bias_backward(b, s, testing::seed(), values));
         }
     });
+}
+
+TEST_CASE(
+    "the non-finite check of bias_backward fails column sums that skip NaN or overflow to the "
+    "wrong infinity",
+    "[bias]") {
+    // The definition in float, with each NaN of dy taken as 0 (a "nansum"), or each column sum
+    // that meets both infinities given the sign of the first one.
+    struct SkipsNaN : HostBackend {
+        SkipsNaN() : HostBackend("skips_nan") {
+            use_kernel(ops::bias_backward,
+                       [](std::int64_t rows, std::int64_t cols, const float* dy, float* dbias) {
+                           for (std::int64_t j = 0; j < cols; ++j) {
+                               float sum = 0;
+                               for (std::int64_t i = 0; i < rows; ++i)
+                                   if (!std::isnan(dy[i * cols + j])) sum += dy[i * cols + j];
+                               dbias[j] = sum;
+                           }
+                       });
+        }
+        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
+        std::string device() const override { return "test"; }
+    } skips_nan;
+    struct FirstInfinityWins : HostBackend {
+        FirstInfinityWins() : HostBackend("first_infinity_wins") {
+            use_kernel(ops::bias_backward,
+                       [](std::int64_t rows, std::int64_t cols, const float* dy, float* dbias) {
+                           for (std::int64_t j = 0; j < cols; ++j) {
+                               float sum = 0;
+                               for (std::int64_t i = 0; i < rows && !std::isinf(sum); ++i)
+                                   sum += dy[i * cols + j];
+                               dbias[j] = sum;
+                           }
+                       });
+        }
+        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
+        std::string device() const override { return "test"; }
+    } first_infinity_wins;
+    const Shape s{9, 7};
+    for (const Backend* wrong : {static_cast<const Backend*>(&skips_nan),
+                                 static_cast<const Backend*>(&first_infinity_wins)}) {
+        INFO(wrong->name());
+        CHECK(check::check_bias_backward(*wrong, s, testing::seed()).comparison.passed);
+        CHECK_FALSE(
+            check::check_bias_backward(*wrong, s, testing::seed(), check::Values::non_finite)
+                .comparison.passed);
+    }
 }
 
 TEST_CASE(

@@ -308,8 +308,10 @@ TEST_CASE(
 namespace {
 
 // An optimizer with a classic mistake: the bias correction of step 1 at every step, AdamW's decay
-// applied as an L2 penalty, or Adam's two running means swapped.
-enum class Mistake { first_step_forever, coupled_decay, swapped_states };
+// applied as an L2 penalty, Adam's two running means swapped, or elements whose gradient is NaN
+// or infinite left alone (as a mixed-precision gradient scaler would skip a whole step; done
+// inside the optimizer, it hides a diverging run).
+enum class Mistake { first_step_forever, coupled_decay, swapped_states, skips_non_finite };
 
 template <Mistake mistake>
 void sloppy_step(const OptimizerRule<float>& right, std::span<const OptimizerSlot> slots) {
@@ -320,9 +322,18 @@ void sloppy_step(const OptimizerRule<float>& right, std::span<const OptimizerSlo
         rule.bias_correction2 = 1.0f - rule.beta2;
     }
     const bool swap = mistake == Mistake::swapped_states;
-    for (const OptimizerSlot& t : slots)
+    for (const OptimizerSlot& t : slots) {
+        if (mistake == Mistake::skips_non_finite) {
+            const auto at = [](float* p, std::int64_t i) { return p ? p + i : nullptr; };
+            for (std::int64_t i = 0; i < t.n; ++i)
+                if (std::isfinite(t.grad[i]))
+                    cpu_naive::optimizer_step(rule, 1, t.value + i, t.grad + i, at(t.state0, i),
+                                              at(t.state1, i));
+            continue;
+        }
         cpu_naive::optimizer_step(rule, t.n, t.value, t.grad, swap ? t.state1 : t.state0,
                                   swap ? t.state0 : t.state1);
+    }
 }
 
 template <Mistake mistake>
@@ -366,6 +377,24 @@ TEST_CASE(
     const Backend& reference = backend("cpu_naive");
     CHECK(all_passed(check::check_optimizer(reference, adamw, sizes, 1, testing::seed())));
     CHECK(all_passed(check::check_optimizer(reference, adamw, sizes, 5, testing::seed())));
+}
+
+TEST_CASE(
+    "the non-finite check of every optimizer fails one that skips the elements whose gradient is "
+    "NaN or infinite",
+    "[optimizer]") {
+    const SloppyOptimizer<Mistake::skips_non_finite> skips;
+    const std::vector<std::int64_t> sizes{1, 7, 1000};
+    for (OptimizerKind kind : {OptimizerKind::sgd, OptimizerKind::adam, OptimizerKind::rmsprop})
+        for (const OptimizerConfig& config : check::optimizer_check_configs(kind)) {
+            INFO(config.str());
+            CHECK(all_passed(check::check_optimizer(skips, config, sizes, 5, testing::seed())));
+            CHECK_FALSE(all_passed(check::check_optimizer(skips, config, sizes, 5, testing::seed(),
+                                                          check::Values::non_finite)));
+            // One step: the planted gradient is the first, and still caught.
+            CHECK_FALSE(all_passed(check::check_optimizer(skips, config, sizes, 1, testing::seed(),
+                                                          check::Values::non_finite)));
+        }
 }
 
 TEST_CASE(

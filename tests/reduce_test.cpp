@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "check/crosscheck.hpp"
+#include "common/host_backend.hpp"
 #include "common/random.hpp"
 #include "common/registry.hpp"
 #include "tests/seed.hpp"
@@ -21,7 +22,7 @@ using testing::require_pass;
 
 TEST_CASE(
     "every variant's sum and mean match the float64 reference in both modes, exactly for "
-    "summands every order adds exactly",
+    "summands every order adds exactly, and give NaN or the infinity the reference gives",
     "[reduce]") {
     check_default_cases("sum");
     check_default_cases("mean");
@@ -34,8 +35,46 @@ TEST_CASE(
                     check::check_sum(b, s, mode, check::Summands::dyadic, testing::seed()));
                 require_pass(
                     check::check_mean(b, s, mode, check::Summands::uniform, testing::seed()));
+                for (check::Summands summands : check::non_finite_summands)
+                    require_pass(check::check_sum(b, s, mode, summands, testing::seed()));
             }
     });
+}
+
+TEST_CASE(
+    "the non-finite checks of sum fail a compensated (Kahan) sum, whose correction turns one "
+    "infinity into NaN",
+    "[reduce]") {
+    // Kahan's summation carries the rounding error of each addition in c; once the sum is
+    // infinite, c = (inf - sum) - inf is NaN, and so is everything after. Better on finite
+    // numbers than the plain loop, so it passes those checks.
+    struct Kahan : HostBackend {
+        Kahan() : HostBackend("kahan") {
+            use_kernel(ops::sum, [](std::int64_t n, const float* x, Reduction) {
+                float sum = 0, c = 0;
+                for (std::int64_t i = 0; i < n; ++i) {
+                    const float y = x[i] - c;
+                    const float t = sum + y;
+                    c = (t - sum) - y;
+                    sum = t;
+                }
+                return sum;
+            });
+        }
+        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
+        std::string device() const override { return "test"; }
+    } kahan;
+    const Shape s{1000};
+    for (Reduction mode : {Reduction::deterministic, Reduction::fast}) {
+        CHECK(check::check_sum(kahan, s, mode, check::Summands::uniform, testing::seed())
+                  .comparison.passed);
+        CHECK(check::check_sum(kahan, s, mode, check::Summands::nan, testing::seed())
+                  .comparison.passed);
+        for (check::Summands one_infinity :
+             {check::Summands::plus_infinity, check::Summands::minus_infinity})
+            CHECK_FALSE(
+                check::check_sum(kahan, s, mode, one_infinity, testing::seed()).comparison.passed);
+    }
 }
 
 TEST_CASE("every variant's deterministic sum returns identical bits on repeated runs", "[reduce]") {

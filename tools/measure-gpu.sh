@@ -266,7 +266,7 @@ mkdir -p "$out"
 : >"$summary"
 run_phase machine 30
 run_phase build 420
-run_phase check 120
+run_phase check 240
 run_phase bench 240
 run_phase train 150
 run_phase profile 120
