@@ -6,8 +6,8 @@
     tools/lesson_excerpts.py --root R   the same for the source tree R (R/lessons/*/README.md,
                                         R/README.md)
 
-Every C++ block of a README (a fence opened with ```cpp) is preceded by a comment that names
-where it comes from, a path from the root of the source tree and, optionally, an anchor:
+Every C++ block of a README (a fence opened with ```cpp, indented too, as in a list item) is
+preceded by a comment that names where it comes from, a path from the root of the source tree and, optionally, an anchor:
 
     <!-- excerpt: gpu/naive/gemm.cu gemm_naive_kernel -->      quoted as it is written
     <!-- simplified: cpu/naive/gemm.hpp gemm -->                 shortened or rewritten to teach
@@ -28,7 +28,7 @@ from lesson_files import lesson_readmes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-FENCE = re.compile(r"^```(\S*)")
+FENCE = re.compile(r"^\s*```(\S*)")  # indented too: a block inside a list item
 MARK = re.compile(r"^<!-- (excerpt|simplified): (\S+)(?: (.+?))? -->$")
 CODE_LANGUAGES = {"cpp", "c++", "cuda", "c"}
 
@@ -95,9 +95,9 @@ def code_blocks(text):
             i += 1
             continue
         end = i + 1
-        while end < len(lines) and not lines[end].startswith("```"):
+        while end < len(lines) and not lines[end].lstrip().startswith("```"):
             end += 1
-        mark = lines[i - 1] if i > 0 and MARK.match(lines[i - 1]) else None
+        mark = lines[i - 1].strip() if i > 0 and MARK.match(lines[i - 1].strip()) else None
         yield i + 1, fence.group(1).lower(), mark, lines[i + 1:end]
         i = end + 1
 

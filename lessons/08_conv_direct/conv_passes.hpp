@@ -40,9 +40,8 @@ inline std::vector<Layer> table_layers() {
     };
 }
 
-// More layers, for the lessons' counts only (not run): LeNet-5's second convolution (gpu_tiled's
-// backward_weights gives each of its 2400 weights a block of 256 threads, 1.8 s in the simulator),
-// a 3x3 layer of ResNet-50's first stage and its 7x7 stem.
+// More layers, for the lessons' counts only (not run): LeNet-5's second convolution, a 3x3 layer
+// of ResNet-50's first stage and its 7x7 stem.
 inline std::vector<Layer> counted_layers() {
     return {
         {"conv2", {.N = 8, .C = 6, .H = 14, .W = 14, .K = 16, .R = 5, .S = 5}},

@@ -2,7 +2,8 @@
 """tools/lesson_excerpts.py on a source tree of its own: an excerpt that is in its file passes
 (annotated, shortened with "...", its #pragma lines left out); one changed line of the source, a
 block that names no source, a missing file or anchor, or an excerpt out of order fails, naming
-the README's line; a block marked simplified is not compared.
+the README's line, in a list item's indented block as elsewhere; a block marked simplified is
+not compared.
 
     lesson_excerpts_test.py --tool tools/lesson_excerpts.py
 """
@@ -89,6 +90,17 @@ class LessonExcerpts(unittest.TestCase):
         swapped[2], swapped[3] = swapped[3], swapped[2]
         self.readme("\n".join(swapped))
         self.assert_fails("the excerpt is no longer in src/scale.cu")
+
+    def test_a_block_inside_a_list_item_is_compared_too(self):
+        indented = "".join("  " + line + "\n" for line in EXCERPT.splitlines())
+        self.readme("- A list item, whose code block is indented:\n\n" + indented)
+        code, output = self.run_tool()
+        self.assertEqual(code, 0, output)
+        self.assertIn("all 1 code blocks match", output)
+        self.readme("- A list item:\n\n" + indented.replace("k < 4", "k < 8"))
+        self.assert_fails("for (int k = 0; k < 8; ++k) y[i] *= alpha;")
+        self.readme("- A list item:\n\n" + indented.split("\n", 1)[1])
+        self.assert_fails("this ```cpp block names no source")
 
     def test_a_block_that_names_no_source_fails(self):
         self.readme(EXCERPT.split("\n", 1)[1])
