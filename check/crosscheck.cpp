@@ -154,10 +154,22 @@ CaseResult check_bias_backward(const Backend& backend, const Shape& shape, std::
     std::vector<float> dy = random_values(shape.elements(), rng);
     const std::int64_t rows = shape.rows(), cols = shape.columns();
     if (values == Values::non_finite) {
-        plant_three_non_finite(dy, rng);
-        if (rows >= 2 && cols >= 3) {
-            dy[1] = std::numeric_limits<float>::infinity();
-            dy[std::size_t((rows - 1) * cols + 1)] = -std::numeric_limits<float>::infinity();
+        constexpr float inf = std::numeric_limits<float>::infinity();
+        const std::size_t n = dy.size();
+        const bool both_in_column_1 = rows >= 2 && cols >= 3;
+        dy[0] = inf;
+        if (n > 1) dy[n - 1] = -inf;
+        if (both_in_column_1) {
+            dy[1] = inf;
+            dy[std::size_t((rows - 1) * cols + 1)] = -inf;
+        }
+        // The NaN: anywhere but the corners, and outside column 1 where that already sums to
+        // NaN, so that a kernel that drops it always shows.
+        if (n > 2) {
+            std::size_t at = 0;
+            do at = 1 + rng.next() % (n - 2);
+            while (both_in_column_1 && at % std::size_t(cols) == 1);
+            dy[at] = std::numeric_limits<float>::quiet_NaN();
         }
     }
     const Shape bias_shape{shape.columns()};

@@ -75,8 +75,8 @@ CaseResult check_activation_backward(const Backend& backend, Activation activati
 // The bias; "rows" are the tensor seen as (rows, last dimension).
 CaseResult check_bias_add(const Backend& backend, const Shape& shape, Output output,
                           std::uint64_t seed, Values values = Values::finite);
-// bias_backward's non-finite dy: +inf at [0, 0], -inf at the last element, a NaN at random, and
-// with 2 rows and 3 columns or more, +inf and -inf both in column 1 (their sum is NaN).
+// bias_backward's non-finite dy: +inf at [0, 0], -inf at the last element, and with 2 rows and 3
+// columns or more, +inf and -inf both in column 1 (their sum is NaN); a NaN at random elsewhere.
 CaseResult check_bias_backward(const Backend& backend, const Shape& shape, std::uint64_t seed,
                                Values values = Values::finite);
 
