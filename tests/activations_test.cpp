@@ -11,13 +11,13 @@
 
 #include "check/crosscheck.hpp"
 #include "common/activations.hpp"
-#include "common/host_backend.hpp"
 #include "common/random.hpp"
 #include "cpu/naive/activations.hpp"
 #include "cpu/naive/bias.hpp"
 #include "cpu/naive/softmax.hpp"
 #include "tests/finite_difference.hpp"
 #include "tests/seed.hpp"
+#include "tests/test_backend.hpp"
 #include "tests/variants.hpp"
 
 using namespace triptych;
@@ -66,13 +66,11 @@ void wrong_column_sums(std::int64_t rows, std::int64_t cols, const float* dy, fl
 }
 
 template <SumMistake mistake>
-struct WrongColumnSums : HostBackend {
+struct WrongColumnSums : testing::TestBackend {
     WrongColumnSums()
-        : HostBackend(mistake == SumMistake::skips_nan ? "skips_nan" : "stops_at_infinity") {
+        : TestBackend(mistake == SumMistake::skips_nan ? "skips_nan" : "stops_at_infinity") {
         use_kernel(ops::bias_backward, wrong_column_sums<mistake>);
     }
-    DeviceKind device_kind() const override { return DeviceKind::Cpu; }
-    std::string device() const override { return "test"; }
 };
 
 }  // namespace
@@ -138,24 +136,20 @@ TEST_CASE(
     "the cross-check catches a ReLU that turns NaN into 0 (x > 0 ? x : 0), and one that leaves an "
     "element it should make NaN unwritten",
     "[relu]") {
-    struct NanToZero : HostBackend {
-        NanToZero() : HostBackend("nan_to_zero") {
+    struct NanToZero : testing::TestBackend {
+        NanToZero() : TestBackend("nan_to_zero") {
             use_kernel(ops::relu_forward, [](std::int64_t n, const float* x, float* y) {
                 for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
             });
         }
-        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
-        std::string device() const override { return "test"; }
     } zero;
-    struct SkipsNaN : HostBackend {
-        SkipsNaN() : HostBackend("skips_nan") {
+    struct SkipsNaN : testing::TestBackend {
+        SkipsNaN() : TestBackend("skips_nan") {
             use_kernel(ops::relu_forward, [](std::int64_t n, const float* x, float* y) {
                 for (std::int64_t i = 0; i < n; ++i)
                     if (x[i] == x[i]) y[i] = x[i] < 0.0f ? 0.0f : x[i];
             });
         }
-        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
-        std::string device() const override { return "test"; }
     } skips;
     const Shape s{100};
     for (const Backend* b :
@@ -172,8 +166,8 @@ TEST_CASE(
 
 TEST_CASE("the cross-check catches a softmax that forgets to subtract the row max", "[softmax]") {
     // Right for small logits; e^(1e4) = inf turns the +-1e4 rows into NaN.
-    struct NoMaxSubtraction : HostBackend {
-        NoMaxSubtraction() : HostBackend("no_max_subtraction") {
+    struct NoMaxSubtraction : testing::TestBackend {
+        NoMaxSubtraction() : TestBackend("no_max_subtraction") {
             use_kernel(ops::softmax_forward,
                        [](std::int64_t rows, std::int64_t cols, const float* x, float* y) {
                            for (std::int64_t i = 0; i < rows; ++i) {
@@ -186,8 +180,6 @@ TEST_CASE("the cross-check catches a softmax that forgets to subtract the row ma
                            }
                        });
         }
-        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
-        std::string device() const override { return "test"; }
     } broken;
     const Shape s{4, 10};
     CHECK(check::check_softmax_forward(broken, s, check::Logits::uniform, testing::seed())

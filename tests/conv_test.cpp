@@ -12,7 +12,6 @@
 
 #include "check/crosscheck.hpp"
 #include "common/errors.hpp"
-#include "common/host_backend.hpp"
 #include "common/random.hpp"
 #include "common/registry.hpp"
 #include "common/winograd.hpp"
@@ -21,6 +20,7 @@
 #include "gpu/tiled/divisor.hpp"
 #include "tests/finite_difference.hpp"
 #include "tests/seed.hpp"
+#include "tests/test_backend.hpp"
 #include "tests/variants.hpp"
 
 using namespace triptych;
@@ -121,8 +121,8 @@ namespace {
 // Stand-ins for a variant's conv2d: every pass as the definition in float, then `after` applied to
 // each pass's output (dw only, of backward_weights), with the algorithms whose checks they test.
 template <void (*after)(float* out, std::int64_t n)>
-struct DefinitionThen : HostBackend {
-    DefinitionThen() : HostBackend("definition_then") {
+struct DefinitionThen : testing::TestBackend {
+    DefinitionThen() : TestBackend("definition_then") {
         use_kernel(ops::conv2d_forward, [](const Conv2dShape& s, ConvAlgorithm, const float* x,
                                            const float* w, const float* b, float* y) {
             cpu_naive::conv2d_forward<float>(s, x, w, b, y);
@@ -140,8 +140,6 @@ struct DefinitionThen : HostBackend {
                        after(dw, s.w_shape().elements());
                    });
     }
-    DeviceKind device_kind() const override { return DeviceKind::Cpu; }
-    std::string device() const override { return "test"; }
     std::vector<ConvAlgorithm> conv2d_algorithms() const override {
         return {ConvAlgorithm::direct, ConvAlgorithm::fft, ConvAlgorithm::winograd};
     }
@@ -283,8 +281,8 @@ TEST_CASE("F(4, 5)'s matrices compute four outputs of a 5-tap correlation", "[co
 
 TEST_CASE("the cross-check catches a conv2d that flips its filters (a true convolution)",
           "[conv]") {
-    struct FlippedConv : HostBackend {
-        FlippedConv() : HostBackend("flipped_conv") {
+    struct FlippedConv : testing::TestBackend {
+        FlippedConv() : TestBackend("flipped_conv") {
             use_kernel(ops::conv2d_forward, [](const Conv2dShape& s, ConvAlgorithm, const float* x,
                                                const float* w, const float* b, float* y) {
                 std::vector<float> flipped(static_cast<std::size_t>(s.w_shape().elements()));
@@ -296,8 +294,6 @@ TEST_CASE("the cross-check catches a conv2d that flips its filters (a true convo
                 cpu_naive::conv2d_forward<float>(s, x, flipped.data(), b, y);
             });
         }
-        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
-        std::string device() const override { return "test"; }
         std::vector<ConvAlgorithm> conv2d_algorithms() const override {
             return {ConvAlgorithm::direct};
         }

@@ -9,9 +9,9 @@
 
 #include "check/crosscheck.hpp"
 #include "common/errors.hpp"
-#include "common/host_backend.hpp"
 #include "common/registry.hpp"
 #include "tests/cli.hpp"
+#include "tests/test_backend.hpp"
 
 using namespace triptych;
 using Catch::Matchers::Contains;
@@ -114,10 +114,8 @@ TEST_CASE("unknown backends and ops are InvalidArgument listing what exists", "[
 }
 
 TEST_CASE("a variant without an op throws Unsupported naming itself and the op", "[errors]") {
-    struct NoOps : HostBackend {
-        NoOps() : HostBackend("no_ops") {}
-        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
-        std::string device() const override { return "test"; }
+    struct NoOps : testing::TestBackend {
+        NoOps() : TestBackend("no_ops") {}
     } bare;
     const Tensor x = bare.allocate(Shape{2});
     Tensor y = bare.allocate(Shape{2});

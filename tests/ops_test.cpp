@@ -6,10 +6,10 @@
 #include <limits>
 
 #include "check/crosscheck.hpp"
-#include "common/host_backend.hpp"
 #include "common/registry.hpp"
 #include "cpu/naive/gemm.hpp"
 #include "tests/seed.hpp"
+#include "tests/test_backend.hpp"
 #include "tests/variants.hpp"
 
 using namespace triptych;
@@ -42,27 +42,23 @@ TEST_CASE(
     "infinity's sign",
     "[gemm]") {
     // The definition in float, then every NaN of C made 0, or every infinity made +inf.
-    struct DropsNaN : HostBackend {
-        DropsNaN() : HostBackend("drops_nan") {
+    struct DropsNaN : testing::TestBackend {
+        DropsNaN() : TestBackend("drops_nan") {
             use_kernel(ops::gemm, [](const GemmShape& s, const float* A, const float* B, float* C) {
                 cpu_naive::gemm(s, A, B, C);
                 for (std::int64_t i = 0; i < s.M * s.N; ++i)
                     if (std::isnan(C[i])) C[i] = 0.0f;
             });
         }
-        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
-        std::string device() const override { return "test"; }
     } drops_nan;
-    struct PositiveInfinity : HostBackend {
-        PositiveInfinity() : HostBackend("positive_infinity") {
+    struct PositiveInfinity : testing::TestBackend {
+        PositiveInfinity() : TestBackend("positive_infinity") {
             use_kernel(ops::gemm, [](const GemmShape& s, const float* A, const float* B, float* C) {
                 cpu_naive::gemm(s, A, B, C);
                 for (std::int64_t i = 0; i < s.M * s.N; ++i)
                     if (std::isinf(C[i])) C[i] = std::numeric_limits<float>::infinity();
             });
         }
-        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
-        std::string device() const override { return "test"; }
     } positive_infinity;
     const GemmShape s{9, 7, 5, false, true, 1.0f, 0.0f};
     for (const Backend* lossy : {static_cast<const Backend*>(&drops_nan),
@@ -116,16 +112,14 @@ TEST_CASE("every variant's ReLU forward and backward are exact, for any length",
 
 TEST_CASE("the cross-check catches a wrong result: a gemm that ignores beta fails", "[gemm]") {
     // A deliberately broken variant: right when beta == 0, wrong otherwise.
-    struct IgnoresBeta : HostBackend {
-        IgnoresBeta() : HostBackend("ignores_beta") {
+    struct IgnoresBeta : testing::TestBackend {
+        IgnoresBeta() : TestBackend("ignores_beta") {
             use_kernel(ops::gemm, [](const GemmShape& s, const float* A, const float* B, float* C) {
                 GemmShape without_beta = s;
                 without_beta.beta = 0;
                 cpu_naive::gemm(without_beta, A, B, C);
             });
         }
-        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
-        std::string device() const override { return "test"; }
     } broken;
     const GemmShape s{5, 4, 3, false, false, 1.0f, 0.0f};
     CHECK(check::check_gemm(broken, s, testing::seed()).comparison.passed);
@@ -136,12 +130,10 @@ TEST_CASE("the cross-check catches a wrong result: a gemm that ignores beta fail
 
 TEST_CASE("an op that leaves its output unwritten fails the cross-check", "[relu]") {
     // allocate() fills new tensors with NaN, so a ReLU that writes nothing must fail.
-    struct WritesNothing : HostBackend {
-        WritesNothing() : HostBackend("writes_nothing") {
+    struct WritesNothing : testing::TestBackend {
+        WritesNothing() : TestBackend("writes_nothing") {
             use_kernel(ops::relu_forward, [](std::int64_t, const float*, float*) {});
         }
-        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
-        std::string device() const override { return "test"; }
     } lazy;
     CHECK_FALSE(check::check_activation_forward(lazy, Activation::relu, Shape{100},
                                                 check::Output::separate, testing::seed())

@@ -14,12 +14,12 @@
 #include "check/crosscheck.hpp"
 #include "common/compare.hpp"
 #include "common/errors.hpp"
-#include "common/host_backend.hpp"
 #include "common/optimizer_rule.hpp"
 #include "common/random.hpp"
 #include "common/registry.hpp"
 #include "cpu/naive/optimizer.hpp"
 #include "tests/seed.hpp"
+#include "tests/test_backend.hpp"
 #include "tests/variants.hpp"
 
 using namespace triptych;
@@ -337,12 +337,10 @@ void sloppy_step(const OptimizerRule<float>& right, std::span<const OptimizerSlo
 }
 
 template <Mistake mistake>
-struct SloppyOptimizer : HostBackend {
-    SloppyOptimizer() : HostBackend("sloppy_optimizer") {
+struct SloppyOptimizer : testing::TestBackend {
+    SloppyOptimizer() : TestBackend("sloppy_optimizer") {
         use_kernel(ops::optimizer_step, sloppy_step<mistake>);
     }
-    DeviceKind device_kind() const override { return DeviceKind::Cpu; }
-    std::string device() const override { return "test"; }
 };
 
 bool all_passed(const std::vector<check::CaseResult>& results) {

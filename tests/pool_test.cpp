@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "check/crosscheck.hpp"
-#include "common/host_backend.hpp"
 #include "common/kernels.hpp"
 #include "common/pooling.hpp"
 #include "common/random.hpp"
@@ -24,6 +23,7 @@
 #include "triptych_config.hpp"
 #if TRIPTYCH_GPU_SIM
 #include "tests/sim/test_support.hpp"
+#include "tests/test_backend.hpp"
 #endif
 
 using namespace triptych;
@@ -79,12 +79,10 @@ void sloppy_max_pool(const Pool2dShape& s, const float* x, float* y, float* argm
 }
 
 template <Mistake mistake>
-struct SloppyMaxPool : HostBackend {
-    SloppyMaxPool() : HostBackend("sloppy_max_pool") {
+struct SloppyMaxPool : testing::TestBackend {
+    SloppyMaxPool() : TestBackend("sloppy_max_pool") {
         use_kernel(ops::max_pool2d_forward, sloppy_max_pool<mistake>);
     }
-    DeviceKind device_kind() const override { return DeviceKind::Cpu; }
-    std::string device() const override { return "test"; }
 };
 
 }  // namespace

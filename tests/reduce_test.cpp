@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "check/crosscheck.hpp"
-#include "common/host_backend.hpp"
 #include "common/random.hpp"
 #include "common/registry.hpp"
 #include "tests/seed.hpp"
+#include "tests/test_backend.hpp"
 #include "tests/variants.hpp"
 
 using namespace triptych;
@@ -48,8 +48,8 @@ TEST_CASE(
     // Kahan's summation carries the rounding error of each addition in c; once the sum is
     // infinite, c = (inf - sum) - inf is NaN, and so is everything after. Better on finite
     // numbers than the plain loop, so it passes those checks.
-    struct Kahan : HostBackend {
-        Kahan() : HostBackend("kahan") {
+    struct Kahan : testing::TestBackend {
+        Kahan() : TestBackend("kahan") {
             use_kernel(ops::sum, [](std::int64_t n, const float* x, Reduction) {
                 float sum = 0, c = 0;
                 for (std::int64_t i = 0; i < n; ++i) {
@@ -61,8 +61,6 @@ TEST_CASE(
                 return sum;
             });
         }
-        DeviceKind device_kind() const override { return DeviceKind::Cpu; }
-        std::string device() const override { return "test"; }
     } kahan;
     // The infinity lands at a random place. As the last element, it leaves the NaN correction
     // unused and the sum right: 1 seed in 1000 at this size. So each kind runs on three seeds,
