@@ -946,9 +946,10 @@ Conv2dShape square(std::int64_t N, std::int64_t C, std::int64_t H, std::int64_t 
 //   lenet_conv2  64, 6, 14, 14, 16,  5x5, 1, 0    its second
 //   resnet_3x3   16, 64, 56, 56, 64, 3x3, 1, 1    a ResNet stage-1 layer: GEMM-sized work
 //   large_11x11   8, 16, 64, 64, 16, 11x11, 1, 5  a large filter, where FFT pays off
-// --quick runs two small shapes; simulator variants one tiny shape; cpu_naive's seven loops run at
-// about 1 GFLOP/s, so it runs the shapes of at most 1e8 flops (the LeNet layers): ResNet's layer
-// would take it half a minute per forward+backward row.
+// --quick runs two small shapes; simulator variants one tiny shape; cpu_naive's seven loops run
+// far below the other variants (lesson 08's program prints each one's GFLOP/s), so it runs the
+// shapes of at most 1e8 flops (the LeNet layers): ResNet's layer, 3.7e9 flops a forward, would
+// hold a run up for many seconds per row.
 std::vector<NamedConv> conv_shapes(const BenchContext& c) {
     if (c.kind == DeviceKind::Simulator) return {{"tiny", square(1, 2, 8, 8, 2, 3, 1, 1)}};
     if (c.quick)

@@ -808,9 +808,11 @@ Tensor bench_tensor(const Backend& b, const Shape& shape) {
 }
 
 // GEMM C = A * B of square N x N matrices, N a power of two. cpu_naive's loops walk B column by
-// column: on the 2-core reference machine N = 512 takes it 0.2 s a call, N = 1024 5 s (B's columns
-// no longer stay in cache), so it stops at 512; a GPU needs large matrices to fill its SMs; the
-// simulator runs every CUDA thread as a fiber, so only tiny sizes finish in reasonable time.
+// column: from N = 1024 on, B's columns no longer stay in cache and a call takes seconds, far more
+// than the 8 times N = 512's that the flops alone would give, so it stops at 512
+// (triptych_bench --benchmark_filter='gemm/cpu_naive/' times its rows); a GPU needs large matrices
+// to fill its SMs; the simulator runs every CUDA thread as a fiber, so only tiny sizes finish in
+// reasonable time.
 std::vector<BenchCase> gemm_cases(const BenchContext& c) {
     std::vector<std::int64_t> sizes;
     switch (c.kind) {
@@ -966,9 +968,9 @@ std::function<std::vector<BenchCase>(const BenchContext&)> sum_rows(Reduction mo
 }
 
 // The dense layer Y = act(X W^T + b): an MNIST layer (784 inputs), a mid-sized hidden layer, and on
-// a GPU one large enough to fill it; cpu_naive stops at the first (its GEMM loops take 0.3 s a call
-// at 256x1024->1024, a figure known to be about 1 fused or not). The work is the GEMM's 2 batch in
-// out flops, for both rows, so that they count the same work.
+// a GPU one large enough to fill it; cpu_naive stops at the first (at 256x1024->1024 its GEMM loops
+// take a good part of a second a call, and fusing changes little when they dominate). The work is
+// the GEMM's 2 batch in out flops, for both rows, so that they count the same work.
 std::function<std::vector<BenchCase>(const BenchContext&)> dense_rows(DensePath path) {
     return [path](const BenchContext& c) {
         const DenseShape mnist{64, 784, 256, Activation::relu};

@@ -35,8 +35,8 @@ namespace fs = std::filesystem;
 
 constexpr int repetitions = 3;
 // Google Benchmark runs each repetition for at least this long. A full run's ~180 rows then take
-// four to five minutes on a 2-core machine (4 min 31 s measured); --quick rows (~120) are timed
-// just long enough to test the pipeline, not to measure anything.
+// several minutes (run_benchmarks prints its estimate before it starts); --quick rows (~120) are
+// timed just long enough to test the pipeline, not to measure anything.
 constexpr double min_seconds = 0.25;
 constexpr double quick_min_seconds = 0.01;
 

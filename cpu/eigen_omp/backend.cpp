@@ -17,10 +17,10 @@ public:
         const int threads = omp_get_max_threads();
         return "CPU, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
     }
-    // Direct first: the register-blocked kernels of conv_direct.cpp beat im2col + sgemm 3-7x on
-    // LeNet's layers, forward and backward (bench, 2-core machine); FFT pays only for large
-    // filters (lesson 10's crossover); Winograd computes 3x3 and 5x5 filters at stride 1 only. The
-    // Conv2d layer takes the first.
+    // Direct first: the register-blocked kernels of conv_direct.cpp beat im2col + sgemm several
+    // times over on LeNet's layers, forward and backward (lesson 08's table); FFT pays only for
+    // large filters (lesson 10's crossover); Winograd computes 3x3 and 5x5 filters at stride 1
+    // only. The Conv2d layer takes the first.
     std::vector<ConvAlgorithm> conv2d_algorithms() const override {
         return {ConvAlgorithm::direct, ConvAlgorithm::im2col, ConvAlgorithm::fft,
                 ConvAlgorithm::winograd};

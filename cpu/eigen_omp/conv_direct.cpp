@@ -88,7 +88,8 @@ namespace {
 // One vector register: 16 floats with AVX-512, else 8 (AVX2's; Eigen uses two SSE registers where
 // there is not even AVX). vector_registers sizes the blocks: a block's sums stay in registers only
 // if they fit, with room for the operands. Sized for AVX-512 on an AVX2 machine (16 floats as two
-// registers, 24 sums in 16 registers), LeNet's convolutions ran 1.5-2x slower, spilling sums.
+// registers, 24 sums in 16 registers), LeNet's convolutions spilled sums and ran up to twice as
+// slow.
 #ifdef __AVX512F__
 constexpr std::int64_t lanes = 16;
 constexpr int vector_registers = 32;
@@ -131,8 +132,9 @@ inline void keep_in_register(Vec& v) {
 // vector registers (predictive commoning): a scalar move and a broadcast from a register, a
 // shuffle, for every input, and with 4 Vecs of channels by 6 pixels an input kept on the stack.
 // Through an opaque pointer every multiply-add broadcasts its input straight from memory. On a
-// Zen 5, 3 alternating runs: LeNet conv2's forward (1 Vec by 10 pixels) 99-101 -> 89-91 us;
-// ResNet's 3x3 unchanged.
+// Zen 5 (3 alternating runs), LeNet conv2's forward (1 Vec by 10 pixels) ran measurably faster
+// that way, ResNet's 3x3 no differently (conv2d_forward_direct/cpu_eigen_omp/lenet_conv2 and
+// resnet_3x3, lesson 08's table).
 inline void opaque(const float*& p) {
 #if defined(__GNUC__)
     asm("" : "+r"(p));
@@ -194,13 +196,12 @@ struct Correlation {
 // hold both taps' weights and Width + 1 broadcast inputs beside the sums): output j reads input
 // j + t through tap t and input j + t + 1 through tap t + 1, which output j + 1 reads through tap
 // t, so each of the Width + 1 inputs is broadcast into a register once and serves two taps. On a
-// Zen 5, a throwaway loop of 10 sums ran at 200-203 GFLOP/s on one core with a broadcast per
-// multiply-add and 243-252 with the inputs in registers; LeNet conv2's forward (1 Vec by 10
-// pixels, 2 pairs and a single tap per filter row) went from 84.7-85.5 to 71.6-75.4 us (2
-// alternating runs, 3 interleaved repetitions each). Blocks of 4 Vecs (ResNet's 3x3) do not fit
-// the pairs' registers and go one tap at a time; there each broadcast already serves 4
-// multiply-adds. Each sum still adds its taps in the same order, so the results are the same bits
-// either way.
+// Zen 5, a throwaway loop of 10 sums ran markedly faster on one core with the inputs in registers
+// than with a broadcast per multiply-add, and so did LeNet conv2's forward (1 Vec by 10 pixels, 2
+// pairs and a single tap per filter row; 2 alternating runs, 3 interleaved repetitions each).
+// Blocks of 4 Vecs (ResNet's 3x3) do not fit the pairs' registers and go one tap at a time; there
+// each broadcast already serves 4 multiply-adds. Each sum still adds its taps in the same order, so
+// the results are the same bits either way.
 using UnitStride = std::integral_constant<std::int64_t, 1>;  // a stride of 1, known at compile time
 
 // Whether a block of Width x Vecs sums takes its taps in pairs: the sums, two taps' weights and
@@ -266,8 +267,8 @@ void correlate_block(const Correlation& g, const float* image, const float* filt
 // With AVX or AVX-512, `lanes` pixels at a time by Eigen's in-register transpose of a square
 // block of Vecs (ptranspose: channel k's pixels become one Vec) and a masked store of the pixels
 // that exist, where more than half of the Vecs are pixels (LeNet conv2's blocks of 10; ResNet's
-// 6, done so, ran no faster). Element by element, LeNet conv2's forward spent about 8% of its
-// time here (perf: 160 scalar loads and 160 scalar stores per block of 10 pixels).
+// 6, done so, ran no faster). Element by element, LeNet conv2's forward spent a measurable share
+// of its time here (perf: 160 scalar loads and 160 scalar stores per block of 10 pixels).
 template <int Vecs, int Width>
 void store_transposed(const float* tile, std::int64_t channels, std::int64_t pixels,
                       std::int64_t plane, float* out_rows) {
@@ -312,7 +313,7 @@ void store_transposed(const float* tile, std::int64_t channels, std::int64_t pix
 // tile (pixel, channel) transposed into out's (channel, pixel) planes. Kept out of line, as
 // correlate_flat_block is: inlined into correlate_batch once it had three kernels to call, its
 // AVX2 blocks of 12 sums had a register fewer, spilled one sum to the stack in the innermost
-// loop, and ResNet's 3x3 forward ran twice as slow (an AVX2 build on a Zen 5: 15.9 -> 30.3 ms).
+// loop, and ResNet's 3x3 forward ran about twice as slow (an AVX2 build on a Zen 5).
 template <int Vecs, int Width, typename Stride>
 [[gnu::noinline]] void correlate_by_channels(const Correlation& g, const float* image,
                                              const float* filters, const float* bias,
@@ -336,18 +337,18 @@ using WidthList = std::integer_sequence<int, Widths...>;
 // for. With AVX-512: 4 Vecs of channels (64) by 5 or 6 pixels when out_lanes is a multiple of 64,
 // 24 sums with the 4 weight Vecs and a broadcast beside them, 29 of the 32 registers; each input
 // broadcast then serves 4 multiply-adds and each weight Vec 6. ResNet's 3x3 (64 channels both
-// ways) went from 2 Vecs by 8 pixels (16 sums) to these: forward 9.1-10.1 -> 8.0-8.2 ms on a
+// ways) ran its forward measurably faster with these than with 2 Vecs by 8 pixels (16 sums) on a
 // Zen 5, though its rows of 56 are computed as 60. 4 by 7 (28 sums, one spilled to the stack)
 // ran between the two. Else 2 Vecs (32 channels) when out_lanes is a multiple of 32, 1
 // otherwise, widths up to 24 sums. With AVX2, 2 Vecs (16 channels) by 5 or 6 pixels, 12 sums
 // with the 2 weight Vecs and a broadcast, 15 of the 16 registers; 1 Vec up to 12 sums. Blocks of
 // 4 Vecs by 4 to 8 pixels (16 to 32 sums), once chosen for ResNet's 3x3 on a Zen 3, spilled sums
-// to the stack; an AVX2 build (-march=znver3) on the Zen 5, 3 alternating runs: ResNet's forward
-// 29.4-30.2 -> 18.1-18.3 ms, forward+backward 79.5-80.2 -> 55.6-55.7 ms. Narrower blocks that cut
-// a row exactly ran slower (2 by 4 on ResNet's 56: 21.9 ms; 2 by 7, 14 sums, one spilled: 19.9
-// ms), so the widths start at 5. A stride of 1 is a compile-time constant with a choice of
-// widths, so that a row splits into blocks with little waste (LeNet's Q = 10 and 28 exactly); a
-// larger stride, rare, gets one width.
+// to the stack: in an AVX2 build (-march=znver3) on the Zen 5 (3 alternating runs), ResNet's
+// forward and its forward+backward ran markedly faster with the 2 Vecs by 5 or 6. Narrower blocks
+// that cut a row exactly ran slower (2 by 4 on ResNet's 56; 2 by 7, 14 sums, one spilled), so the
+// widths start at 5. A stride of 1 is a compile-time constant with a choice of widths, so that a
+// row splits into blocks with little waste (LeNet's Q = 10 and 28 exactly); a larger stride, rare,
+// gets one width.
 template <typename Body>
 void with_block_shapes(const Correlation& g, Body body) {
     using OneVec = std::integral_constant<int, 1>;
@@ -404,7 +405,7 @@ constexpr std::int64_t flat_vecs(std::int64_t channels) {
 // the Channels (= out_channels) channels. Filter rows r with live[r] false are skipped: every input
 // the block reads through them is padding (a zero). Kept out of line: GCC once inlined it into
 // correlate_batch's loop after an unrelated change there, and LeNet conv2's forward+backward,
-// whose backward_data runs it, went from 326-331 to 339-347 us.
+// whose backward_data runs it, ran measurably slower.
 template <int Channels>
 [[gnu::noinline]] void correlate_flat_block(const Correlation& g, const float* image,
                                             const float* filters, const float* bias,
@@ -507,9 +508,9 @@ constexpr int inputs_vecs(std::int64_t channels) { return 2 * channels <= inputs
 // The most floats of filter-column sums (out_channels x S x the flat plane) that by inputs keeps
 // per thread: 32 KiB, an L1 data cache, where add_shifted_taps reads back what the blocks wrote.
 // Past it by inputs lost to by pixels: a 9 x 9 filter on 4 channels of 32 x 32 (144 KiB of sums)
-// ran 28% slower, on 16 x 16 (36 KiB) 10% slower (Zen 5, an interleaved A/B of the two kernels).
-// Within it the count can still be wrong where it is close: on 8 x 8 (9 KiB), by inputs counts 20
-// against 24 and ran 5% slower.
+// ran markedly slower, on 16 x 16 (36 KiB) measurably slower (Zen 5, an interleaved A/B of the two
+// kernels). Within it the count can still be wrong where it is close: on 8 x 8 (9 KiB), by inputs
+// counts 20 against 24 and ran slightly slower.
 constexpr std::int64_t most_tap_sums = 8192;
 
 // What plan() counts for one masked load-and-add of add_shifted_taps, in multiply-adds of the
@@ -883,8 +884,8 @@ const char* kernel_name(Kernel kernel) {
 // transposed. With AVX or AVX-512, square blocks of `lanes` x `lanes` go through registers
 // (Eigen's ptranspose: lanes loads, a few dozen shuffles, lanes stores), the edges element by
 // element. Element by element throughout (reading src in order, which was already faster than
-// writing dst in order), it was 5% of ResNet 3x3's forward+backward (perf), 3.2 million scalar
-// loads and stores for its 16 images' dy.
+// writing dst in order), it was a measurable share of ResNet 3x3's forward+backward (perf): 3.2
+// million scalar loads and stores for its 16 images' dy.
 void transpose(const float* src, std::int64_t rows, std::int64_t cols, float* dst,
                std::int64_t dst_stride) {
     std::int64_t full_rows = 0, full_cols = 0;  // the part done by blocks
@@ -973,7 +974,7 @@ void weight_gradient_block(const Conv2dShape& s, const GradientChunk& in, std::i
                 }
                 // Not opaque, unlike correlate_block's window: carrying inputs from one pixel to
                 // the next saved GCC more loads here than its moves cost. Made opaque, LeNet
-                // conv2's forward+backward went 343 -> 362-373 us, large_11x11's 18 -> 20.4 ms.
+                // conv2's forward+backward and large_11x11's both ran measurably slower.
                 const float* window = row + q * s.stride_w;
 #pragma GCC unroll 32
                 for (int i = 0; i < Rows; ++i)
@@ -1037,10 +1038,10 @@ void weight_gradient_by_blocks(const Conv2dShape& s, const GradientChunk& in,
     // 2 Vecs of channels (each broadcast input then serves two multiply-adds) where out_lanes
     // allows it and a filter row's taps for both fit the sums. With AVX-512, always. With AVX2's
     // 12 sums, only where that makes fewer passes over the chunk's images (row blocks times
-    // groups of channels). An AVX2 build (-march=znver3) on a Zen 5, 3 alternating runs: LeNet
-    // conv2 (5 taps: 5 passes for 2 Vecs against 6) forward+backward 510-542 -> 491-502 us;
-    // ResNet's 3x3 (8 passes either way) ran 1-2% slower with 2 Vecs; large_11x11's 11 taps, 22
-    // sums in 16 registers, 35.8-36.1 -> 38.0-39.2 ms.
+    // groups of channels). An AVX2 build (-march=znver3) on a Zen 5, 3 alternating runs, with 2
+    // Vecs against 1: LeNet conv2's forward+backward (5 taps: 5 passes against 6) ran measurably
+    // faster; ResNet's 3x3 (8 passes either way) slightly slower; large_11x11's (11 taps, 22 sums
+    // in 16 registers) measurably slower.
     const bool two = in.out_lanes % (2 * lanes) == 0;
     auto passes = [&](int taps, int vecs) {
         return ceil_div<std::int64_t>(s.R, block_rows(taps, vecs)) * in.out_lanes / (vecs * lanes);

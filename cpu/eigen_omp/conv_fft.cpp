@@ -40,18 +40,18 @@
 // transform is two small dense products instead, a "pruned" DFT:
 //   W = D_h (F_h, R) * w (R, S) * D_w (S, F_w/2 + 1),   D[f, p] = e^{-2 pi i f p / F},
 // done for all K*C filters at once as two matrix products (GEMMs). They were chosen when the
-// transforms were kissfft's (Eigen's FFT module), scalar and recursive, hundreds of nanoseconds per
-// 80-point column, where a GEMM does a complex multiply-add in a fraction of a nanosecond: on the
-// 11x11 layer the product was several times cheaper than the filters' FFTs. FFTW's transforms
-// are about 5x faster than kissfft's on these lengths (a plane of 64 real rows and 41 columns of
-// 80 points: 4.0 against 21.4 us on a Zen 5), which brings the two near each other; the products
-// were not measured against FFTW's transforms.
+// transforms were kissfft's (Eigen's FFT module), scalar and recursive, far slower per point than
+// a GEMM's vectorised complex multiply-adds: on the 11x11 layer the product was several times
+// cheaper than the filters' FFTs. FFTW's transforms are several times faster than kissfft's on
+// these lengths (timed on a Zen 5 on a plane of 64 real rows and 41 columns of 80 points), which
+// brings the two near each other; the products were not measured against FFTW's transforms.
 //
 // Image planes go through FFTW, which vectorises its transforms: two plans per thread, each many
-// 1D transforms at once (PlaneTransform, PlaneInverse). Moving from kissfft to FFTW took the
-// 11x11 layer's forward from 4.1 to 1.9 ms on the Zen 5 (2 threads). perf of the 11x11 layer's
-// forward, 2 threads (Zen 5): FFTW 34% (making its plans included), the channel sums 30%, the
-// filter products 17% (OpenBLAS's complex GEMM), the OpenMP runtime 6%.
+// 1D transforms at once (PlaneTransform, PlaneInverse). Moving from kissfft to FFTW more than
+// halved the 11x11 layer's forward time on the Zen 5 (2 threads; the row
+// conv2d_forward_fft/cpu_eigen_omp/large_11x11 is in lessons 08 and 10's tables). perf of that
+// forward on 2 threads put FFTW first (making its plans included), the channel sums close behind,
+// then the filter products (OpenBLAS's complex GEMM), then the OpenMP runtime.
 //
 // The grid length comes from a cost model measured with kissfft (fft_length); FFTW's costs
 // per point are less regular but favour the same lengths here: 80 for the bench's 64x64 layers.
@@ -92,11 +92,12 @@ using ComplexArray = Eigen::Array<Complex, Eigen::Dynamic, 1>;
 using ComplexMatrix = Eigen::Matrix<Complex, Eigen::Dynamic, Eigen::Dynamic>;  // column-major
 
 // A transform's time per point of a length-L grid, in ns, as kissfft measured for L = 16..256
-// (a real and a complex transform, best of 15 runs): 7.5-10 when L has a factor 5, 10-13.7 for
-// powers of 2 and 12.5-14.3 for the others (a factor 3 and no 5): 72 cost more per 2D grid than 80.
-// FFTW with FFTW_ESTIMATE plans, per point of a 2D grid (rows and columns) on a Zen 5: 0.71 at 80,
-// 0.97 at 72, 1.27 at 64, 0.96 at 100, 0.70 at 144, 0.88 at 240 but 8.3 at 256, 1.53 at 60: it
-// too favours a factor 5, and the model still picks 80 for 66..78 points, its fastest there.
+// (a real and a complex transform, best of 15 runs), rounded to one figure per class: lengths
+// with a factor 5 cheapest, then powers of 2, then the others (a factor 3 and no 5), so that 72
+// costs more per 2D grid than 80. FFTW with FFTW_ESTIMATE plans, timed per point of a 2D grid
+// (rows and columns) on a Zen 5, too favours a factor 5, though less regularly (80 beat 72 and
+// 64, 60 was dearer than all three, and 256 many times dearer than 240), and the model still picks
+// 80 for 66..78 points, FFTW's fastest there.
 double grid_ns_per_point(std::int64_t L) {
     if (L % 5 == 0) return 9.0;
     if ((L & (L - 1)) == 0) return 12.0;
@@ -155,7 +156,8 @@ enum class Role { first, second, product };
 // find them side by side. Seen whole, a column-major (Fh, half*count) matrix.
 // The storage is kept by the calling thread from one call to the next, one buffer per Role,
 // grown when a call needs more. Freshly allocated, the 14 MB of the 11x11 bench layer's three
-// sets came from the kernel page by page (measured: page faults, 10% of the forward time).
+// sets came from the kernel page by page, and those page faults took a measurable share of the
+// forward time.
 // Thread-local keeps concurrent calls apart; a call uses each Role once, so it is re-entrant.
 class Spectra {
 public:

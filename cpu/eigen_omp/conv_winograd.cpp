@@ -76,9 +76,9 @@ namespace {
 constexpr std::int64_t points = 16;
 
 // The floats of V and M one block of tiles keeps: 1 MiB, one core's L2 on AMD's Zen 3 to Zen 5.
-// On a Zen 4, ResNet's 3x3 layer (blocks of 128 tiles) ran its forward in 12.1-12.6 ms, against
-// 13.3-13.5 with half the budget (64 tiles) and 13.7-14.0 with twice (256 tiles): 2 alternating
-// runs of 3 repetitions each.
+// On a Zen 4, ResNet's 3x3 layer (blocks of 128 tiles) ran its forward measurably faster than
+// with half the budget (64 tiles) or twice (256 tiles): 2 alternating runs of 3 repetitions each
+// (conv2d_forward_winograd/cpu_eigen_omp/resnet_3x3, lesson 10's Winograd table).
 constexpr std::int64_t block_budget = 1 << 18;
 
 // One pass's convolution as the tiles see it: `in` channels of H x W in, `out` channels of P x Q
@@ -153,7 +153,8 @@ void split_row(const float* plane, std::int64_t H, std::int64_t W, std::int64_t 
 
 // Row i of a buffer of rows `stride` floats apart, as an array of its first `count` floats: every
 // transform below is a few such rows added or subtracted, which Eigen vectorises (a loop over the
-// tiles that computed all 16 points at once stayed scalar, and was 40% of the forward pass).
+// tiles that computed all 16 points at once stayed scalar, and took a large share of the forward
+// pass).
 struct Rows {
     float* data;
     std::int64_t stride, count;
@@ -384,8 +385,8 @@ void require_applies(const char* pass, const Conv2dShape& s) {
 // F(2x2, 5x5) would compute a 2x2 tile from a 6x6 patch with 36 multiplications instead of 100,
 // but its transforms cost more than they save on LeNet's second layer: 6 channels in and 16
 // out make GEMMs of depth 6 per point, and each tile's patches and transforms cost as much as
-// its products. Built as above (tiles in blocks, 36 sgemms), its forward took 470 us on a Zen 4
-// against the direct algorithm's 174 (one run of 3 repetitions). So the 5x5 filters take
+// its products. Built as above (tiles in blocks, 36 sgemms), its forward took well over twice the
+// direct algorithm's time on a Zen 4 (one run of 3 repetitions). So the 5x5 filters take
 // Winograd along one axis only, and the direct kernels along the other. Output rows come in
 // tiles of four (4i .. 4i + 3); for every filter column s, a tile's four rows are F(4, 5) along
 // the column (common/winograd.hpp has its matrices, A^T 4 x 8, G 8 x 5, B^T 8 x 8):
@@ -400,9 +401,9 @@ void require_applies(const char* pass, const Conv2dShape& s) {
 // (DirectCorrelation, conv_direct.hpp): 8 of them, each 1/20 of the direct algorithm's
 // multiply-adds, 2/5 of them in all (LeNet's P = 10 rows take 3 tiles, 12 rows: 12/25). The
 // transforms add whole rows of the image, with no gathering of tiles (x's rows as in the padded
-// input). On a Zen 4, LeNet's conv2 forward took 159-164 us against 169-185 with F(2, 5), which
-// needs 6 products per 2 rows, 3 a row where this needs 2 (3 alternating runs of 5 repetitions
-// each, the direct algorithm at 167-183 us beside them).
+// input). On a Zen 4, LeNet's conv2 forward ran measurably faster this way than with F(2, 5),
+// which needs 6 products per 2 rows, 3 a row where this needs 2, and than the direct algorithm
+// (3 alternating runs of 5 repetitions each; lesson 10's Winograd table has the rows).
 //   backward_data    the forward pass on dy padded by 4 - pad, filters rotated, k and c swapped.
 //   backward_weights dw's rows by F(5, 4) along columns, the forward pass's transpose:
 //                    dw[k, c, r, s] = sum_b G[b, r] S_b[k, c, s] with
@@ -434,7 +435,7 @@ struct Columns {
 // them): G times each filter, in double (Eigen's fixed-size product), rounded once, written
 // straight into the layout the direct kernels read, U_b's (ins, 1, 5, lanes) at U + b * size.
 // This runs on one thread while the others wait: as three scalar loops, then copied into that
-// layout point by point, LeNet conv2's forward took 132-137 us against 128-129 this way (3
+// layout point by point, it made LeNet conv2's forward measurably slower than this way does (3
 // alternating runs on a Zen 4).
 template <typename Filter>
 Scratch column_filters(std::int64_t outs, std::int64_t ins, std::int64_t lanes, Filter filter) {
@@ -457,7 +458,7 @@ Scratch column_filters(std::int64_t outs, std::int64_t ins, std::int64_t lanes, 
 
 // The rows here are short (LeNet's conv2: 14 floats in, 10 out), shorter than AVX-512's 16
 // lanes, and a loop over the floats of a row, or an Eigen array of one, ran a float at a time
-// (its transforms were then 40% of that layer's forward pass). So the transforms below go
+// (its transforms then took a large share of that layer's forward pass). So the transforms below go
 // through a row a Lane at a time, the last one loaded and stored under a mask: one vector
 // register with AVX or AVX-512 (GCC's vector arithmetic on Eigen's packet type), one float
 // without.
@@ -561,8 +562,8 @@ void transform_rows(const Columns& t, const float* image, float* padded, const f
 // i of channel o. First Y_a = sum_b A^T[a, b] M_b for a < m, over all of M_b's rows at once into
 // `Y` (m planes of m_size() + lane_floats floats), then Y_a's rows, plus the bias, to their
 // places. Row by row instead, with LeNet conv2's rows of 10 floats in 16 lanes, the masks and
-// loop control of 48 short rows per image weighed more: its forward took 146-173 us against
-// 136-162 (3 alternating runs on a Zen 4).
+// loop control of 48 short rows per image weighed more: its forward ran slower (3 alternating runs
+// on a Zen 4).
 void transform_rows_back(const Columns& t, const float* M, const float* bias, float* Y, float* y) {
     const std::int64_t tiles = t.tiles(), P = t.P, Q = t.Q, m_size = t.m_size();
     const std::int64_t plane = m_size + lane_floats;  // Y_a's, with slack

@@ -28,9 +28,9 @@ using RowMajorMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eige
 // Where scratch memory starts: on a cache line (64 bytes), so that a kernel's aligned Vecs each
 // lie in one line. malloc promises 16 bytes, and glibc serves large blocks from mmap at 16 past a
 // page: every 64-byte Vec of ResNet 3x3's re-laid-out filters (144 KiB) then straddled two lines.
-// Aligned, on a Zen 5, 3 alternating runs of 3 interleaved repetitions: ResNet 3x3's direct
-// forward 8.86-9.24 -> 8.37-8.65 ms, forward+backward 27.4-28.9 -> 26.2-26.4 ms; LeNet conv1's
-// forward+backward 325-352 -> 290-308 us.
+// Aligned, on a Zen 5 (3 alternating runs of 3 interleaved repetitions), ResNet 3x3's direct
+// forward and forward+backward ran measurably faster, LeNet conv1's forward+backward more so
+// (the conv2d_forward(_backward)_direct/cpu_eigen_omp rows of lesson 08's table).
 constexpr std::size_t scratch_alignment = 64;
 
 struct AlignedDelete {

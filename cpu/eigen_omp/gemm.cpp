@@ -44,7 +44,8 @@ constexpr std::int64_t panel_multiple = 16;
 // A product is split among the threads from this many multiply-adds on: a few microseconds of
 // work, against the microsecond or two that waking the team costs. The elementwise ops' measure,
 // floats touched (worth_threads), undercounts a product, whose work grows as M * N * K: at 128^3
-// it kept a 35 us product on one thread, 19 us on two (Zen 5, 2 cores), and the MLP's 256 -> 128
+// it kept on one thread a product that ran nearly twice as fast on two (Zen 5, 2 cores;
+// triptych_bench --benchmark_filter='gemm/cpu_eigen_omp/128x' times it), and the MLP's 256 -> 128
 // layer too.
 constexpr double parallel_multiply_adds = 5e5;
 

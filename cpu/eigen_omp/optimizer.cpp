@@ -16,8 +16,8 @@
 //   - no subnormals: a weight whose gradient stays 0 (the MLP's weights for a border pixel that is
 //     0 in every image) keeps a running mean that decays by beta1 = 0.9 each step, and after
 //     about 800 steps it is a subnormal float (below 1.2e-38). x86 cores handle subnormal operands
-//     and results in microcode, about a hundred times slower: the MLP's epochs on 2 cores went
-//     from 0.8 s to 1.5 s by epoch 15. So the update runs with subnormals flushed to zero (the
+//     and results in microcode, about a hundred times slower: the MLP's epochs on 2 cores took
+//     nearly twice as long by epoch 15. So the update runs with subnormals flushed to zero (the
 //     FTZ and DAZ bits of MXCSR, what CUDA's -ftz does on a GPU), the thread's mode restored
 //     afterwards. The values lost are below 1.2e-38: nothing a weight update can see.
 #if defined(__SSE2__)

@@ -224,7 +224,8 @@ void max_pool_2x2_group(const Pool2dShape& s, std::int64_t planes, const float* 
             float* index = down_index + (plane * P + p) * columns;
             const float first = float(2 * p * W);
             // w is 32-bit: converting 64-bit integers to floats has a vector instruction only
-            // in AVX-512 (vcvtqq2ps); with AVX2 alone GCC left this loop scalar, 6x slower.
+            // in AVX-512 (vcvtqq2ps); with AVX2 alone GCC left this loop scalar, several times
+            // slower.
             for (std::int32_t w = 0; w < std::int32_t(columns); ++w) {
                 const float a = upper[w], b = lower[w];
                 const bool replaces = replaces_max(b, a);
@@ -246,8 +247,8 @@ void max_pool_2x2(const Pool2dShape& s, const float* x, float* y, float* argmax)
     const std::int64_t in_size = s.H * s.W, out_size = s.P() * s.Q();
     for_each_slice(s.N * s.C, in_size, [&](std::int64_t begin, std::int64_t count) {
         // Two allocations: one of twice the size, split in two (for_each_group's way), ran
-        // LeNet's conv1 pooling about 8% slower on a Zen 5 (31.5 against 29 us), for a reason
-        // not found.
+        // LeNet's conv1 pooling measurably slower on a Zen 5, for a reason not found (the row:
+        // max_pool2d_forward/cpu_eigen_omp/64x6x28x28_w2s2, in lesson 11's table).
         const auto down = scratch(2 * planes_per_group * out_size);
         const auto down_index = scratch(2 * planes_per_group * out_size);
         for (std::int64_t first = begin; first < begin + count; first += planes_per_group) {
@@ -272,12 +273,13 @@ void max_pool_2x2(const Pool2dShape& s, const float* x, float* y, float* argmax)
 //           (written to `wide`, copied out row by row).
 // The row-at-a-time loops of max_pool_plane leave a remainder at the end of every row and tap (7
 // of the benchmark's 55 columns after three Vecs of 16), which GCC compiled to scalar code that
-// took about two thirds of the time (perf). On a Zen 5, 2 alternating runs of 3 interleaved
-// repetitions: max_pool2d_forward 16x64x112x112_w3s2 9.26-9.48 -> 4.25-4.36 ms. Those passes ran
-// over whole planes at first, their column winners (49 KiB a plane there) in L2; in blocks whose
-// column winners and outputs fit column_winners_bytes, the second pass reads the first's output
-// from L1: 3.97-4.07 -> 2.80-2.88 ms (3 alternating runs). Blocks of 1, 3, 6, 12 and 24 rows (2 to
-// 32 KiB) ran that shape in 5.2-5.5, 3.0-3.1, 2.5-2.6, 2.4-2.7 and 3.1-3.2 ms. Edge outputs, whose
+// took about two thirds of the time (perf). The two passes ran max_pool2d_forward on
+// 16x64x112x112_w3s2 in less than half the time of those loops (a Zen 5, 2 alternating runs of 3
+// interleaved repetitions; the row is in lesson 11's table). Those passes ran over whole planes at
+// first, their column winners (49 KiB a plane there) in L2; in blocks whose column winners and
+// outputs fit column_winners_bytes, the second pass reads the first's output from L1, markedly
+// faster again (3 alternating runs). Of blocks of 1, 3, 6, 12 and 24 rows (2 to 32 KiB), 6 and 12
+// ran that shape fastest, 3 and 24 a little slower, 1 about twice as slow. Edge outputs, whose
 // windows hang over the padding, read the neighbouring row's column winners in the flat pass and
 // are computed again, one window at a time. The winners are the reference's: in `across`, a column
 // winner replaces the one so far when replaces_max, and when neither replaces the other (equal, or

@@ -5,14 +5,14 @@
 //   avg_pool2d_backward  dy             -> dx
 //
 // Version 2 (pool2d.cu) staged each block's tile of inputs and its halo in shared memory. On the
-// H200 it ran three times slower than version 1's thread per output (lesson 11). Pooling has
-// little to reuse: with 3x3 windows at stride 2 an input is read by at most four windows, and the
-// L1 cache already serves those repeats to version 1. What a kernel that moves a float or two per
-// comparison needs is bytes in flight. By Little's law, a memory system that delivers B bytes a
-// second with a latency of L seconds runs at full speed only with B * L bytes requested and not
-// yet arrived: on an H200, about 4.8 TB/s * 0.6 us, near 3 MB, or 22 KB per SM. A thread that
-// waits for each load before it asks for the next keeps one float in flight: 2048 threads, the
-// most an SM holds, then ask for 8 KB at a time.
+// H200 it ran several times slower than version 1's thread per output (lesson 11's H200 table).
+// Pooling has little to reuse: with 3x3 windows at stride 2 an input is read by at most four
+// windows, and the L1 cache already serves those repeats to version 1. What a kernel that moves a
+// float or two per comparison needs is bytes in flight. By Little's law, a memory system that
+// delivers B bytes a second with a latency of L seconds runs at full speed only with B * L bytes
+// requested and not yet arrived: on an H200, about 4.8 TB/s * 0.6 us, near 3 MB, or 22 KB per SM.
+// A thread that waits for each load before it asks for the next keeps one float in flight: 2048
+// threads, the most an SM holds, then ask for 8 KB at a time.
 //
 // So version 3 goes back to version 1's thread per output (forward) and keeps version 2's
 // gather (backward, one writer per dx element, the reference's order of additions), and changes

@@ -130,8 +130,9 @@ std::pair<std::uintptr_t, std::uintptr_t> thread_local_span() {
 // checker's read of unwritten shared memory. One entry per word of the static (thread-local) and
 // the dynamic span, stamped with the block that wrote it: a new block starts with nothing
 // written, and nothing is cleared. (A std::unordered_map of the words, emptied at every block,
-// took 8% of a race-checked `triptych check --op conv2d`.) Kept by each OS thread across
-// launches, so that its arrays are allocated once.
+// took a measurable share of a race-checked `triptych check --op conv2d`, whose cost
+// `triptych_sim_cost --op conv2d` measures.) Kept by each OS thread across launches, so that its
+// arrays are allocated once.
 class SharedWritten {
 public:
     void begin_block(std::uintptr_t static_begin, std::uintptr_t static_end,

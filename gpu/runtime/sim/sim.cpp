@@ -9,7 +9,8 @@
 //   suspend       called by __syncthreads() and the warp operations from inside a fiber.
 //
 // Fibers are Boost.Context fibers on guarded stacks that each OS thread allocates once and reuses.
-// Switching costs about 7 ns, so a block that never waits costs little more than a loop.
+// A switch saves and restores a few registers and the stack pointer in user space, with no system
+// call, so a block that never waits costs little more than a loop.
 // Under AddressSanitizer every switch is announced to it (__sanitizer_*_switch_fiber); without
 // that it would mistake the fiber stacks for stack corruption.
 #include "gpu/runtime/sim/sim.hpp"
