@@ -59,6 +59,7 @@ struct Trainer::Pipeline {
     // The batch size the model's buffers have (that of the last step): a step of the same size
     // allocates nothing, so it may be captured.
     std::int64_t model_batch = 0;
+    std::int64_t pixels = 0;  // an image's, in the slots' pinned buffers
 
     const AsyncDevice::Stream& copy_stream() const { return copy ? *copy : *compute; }
 };
@@ -191,11 +192,17 @@ EpochResult Trainer::train_epoch_pipelined(const ImageSet& data, int epoch,
     // buffers the graphs were captured with: capture again.
     for (Slot& slot : p.slots) slot.graph.reset();
     p.model_batch = 0;
-    for (Slot& slot : p.slots)
-        if (!slot.host_images) {
+    // The pinned buffers hold a full batch of this image set's images: allocated at the first
+    // epoch, and again for an image set of another size (whose images the model may refuse, but
+    // only after they are gathered).
+    if (p.pixels != pixels) {
+        for (Slot& slot : p.slots) {
+            if (slot.host_images) p.device->synchronize(*slot.uploaded);  // read by its upload
             slot.host_images = p.device->pinned(options_.batch * pixels);
             slot.host_labels = p.device->pinned(options_.batch);
         }
+        p.pixels = pixels;
+    }
 
     const std::vector<std::int64_t> order = epoch_order(data.count, options_.seed, epoch);
     const std::int64_t steps = (data.count + options_.batch - 1) / options_.batch;
@@ -249,6 +256,9 @@ void Trainer::stage(Slot& slot, const ImageSet& data, const std::vector<std::int
     gather(data, order, start, count, slot.host_images.get(), slot.host_labels.get());
     const Shape shape{count, 1, data.rows, data.cols};
     if (slot.images.shape() != shape) {
+        // The step that last read the old buffers must be done before they are freed. (cudaFree
+        // happens to wait for the whole device; a stream-ordered cudaFreeAsync would not.)
+        if (slot.images.data() != nullptr) p.device->synchronize(*slot.consumed);
         slot.images = backend.allocate(shape);
         slot.labels = backend.allocate(Shape{count});
     }

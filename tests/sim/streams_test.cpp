@@ -315,6 +315,40 @@ TEST_CASE("a stream that joins a capture by waiting must be joined back before i
     }
 }
 
+TEST_CASE(
+    "a stream destroyed inside a capture it joined fails the capture unless its work was joined "
+    "back",
+    "[sim][streams][graphs]") {
+    const gpu::Stream main_stream("main");
+    const std::shared_ptr<float> x = upload(0.0f), y = upload(10.0f);
+    gpu::Event fork, join;
+    gpu::GraphCapture capture(main_stream);
+    fork.record(main_stream);
+    const bool joined_back = GENERATE(false, true);
+    {
+        const gpu::Stream side("side");
+        side.wait(fork);
+        const gpu::StreamScope scope(side);
+        add_one(y.get(), n);
+        if (joined_back) {
+            join.record(side);
+            main_stream.wait(join);
+        }
+    }  // side is destroyed here, the capture still open
+    if (joined_back) {
+        const gpu::Graph graph = capture.finish();
+        CHECK(graph.operations() == 1);
+        graph.launch(main_stream);
+        main_stream.synchronize();
+        CHECK(download(y) == std::vector<float>(n, 11.0f));
+    } else {
+        const std::string failed = message_of<CudaError>([&] { capture.finish(); });
+        CHECK_THAT(failed, Contains("cudaErrorStreamCaptureInvalidated"));
+        CHECK_THAT(failed, Contains("stream 'side' joined it and was destroyed before its last "
+                                    "operations were waited for"));
+    }
+}
+
 TEST_CASE("the legacy default stream cannot be captured", "[sim][streams][graphs]") {
     CHECK_THAT(
         message_of<CudaError>([] { gpu::GraphCapture capture(gpu::Stream::legacy_default()); }),

@@ -298,6 +298,19 @@ void destroy_stream(Stream* stream) {
     abandon_capture(stream);
     State& s = state();
     std::lock_guard lock(s.mutex);
+    if (Capture* capture = stream->capture) {
+        // It joined a capture that another stream began. Work of it that was not joined back
+        // never can be now (on CUDA the capture ends in cudaErrorStreamCaptureUnjoined): the
+        // capture fails, and says so with the stream's name, which is gone by its end.
+        const auto joined = capture->joined.find(stream);
+        if ((joined == capture->joined.end() || joined->second < stream->captured) &&
+            capture->spoiled.empty())
+            capture->spoiled = "stream '" + stream->name +
+                               "' joined it and was destroyed before its last operations were "
+                               "waited for (cudaErrorStreamCaptureUnjoined)";
+        capture->forked.erase(std::find(capture->forked.begin(), capture->forked.end(), stream));
+        if (joined != capture->joined.end()) capture->joined.erase(joined);
+    }
     merge(s.retired, stream->clock);  // its work still counts for a device-wide synchronize
     s.live.erase(std::find(s.live.begin(), s.live.end(), stream));
     delete stream;
