@@ -118,6 +118,19 @@ TEST_CASE("profile and versions take a variant's version only where the op has i
                Contains("no version 9 of relu_forward in gpu_tiled"));
 }
 
+TEST_CASE("check --every-version runs each version of one variant, and needs a variant", "[cli]") {
+    // CI's race check once ran each op's default kernel only: --backend gpu_tiled is that one.
+    const std::string every =
+        testing::cli_output("check --op sum --backend gpu_tiled --every-version --shape 300");
+    for (const std::string version : {"gpu_tiled ", "gpu_tiled@2 ", "gpu_tiled@3 "})
+        CHECK_THAT(every, Contains("\nsum                     " + version));
+    CHECK_THAT(testing::cli_output("check --op sum --backend gpu_tiled --shape 300"),
+               !Contains("gpu_tiled@2"));
+    refuses("check --op sum --every-version", "--every-version needs --backend VARIANT");
+    refuses("check --op sum --backend gpu_tiled@3 --every-version",
+            "--every-version needs --backend VARIANT, a variant without a version");
+}
+
 TEST_CASE("a simulator setting it does not take is named before anything runs", "[cli][sim]") {
     const std::string check = "check --op relu_forward --backend gpu_tiled --shape 64";
     {

@@ -23,8 +23,8 @@ namespace {
 
 void print_help() {
     std::puts(
-        "usage: triptych check [--op NAME] [--backend NAME] [--shape SIZES] [--seed S]\n"
-        "                      [--racecheck]\n"
+        "usage: triptych check [--op NAME] [--backend NAME [--every-version]] [--shape SIZES]\n"
+        "                      [--seed S] [--racecheck]\n"
         "\n"
         "Runs each op on each variant with fresh random inputs, compares the result with the\n"
         "float64 cpu_naive reference and prints one row per case. Exit status 1 if any fails.\n"
@@ -36,7 +36,9 @@ void print_help() {
     std::printf("%s", ops.c_str());
     std::puts(
         "  --backend NAME  only this variant (see `triptych info`), or one version of it:\n"
-        "                  gpu_tiled@5 (see `triptych versions`)\n"
+        "                  gpu_tiled@5 (see `triptych versions`); without --backend, every\n"
+        "                  variant and each of its versions\n"
+        "  --every-version with --backend VARIANT: each of its versions, not only the default\n"
         "  --shape SIZES   only this shape (needs --op), e.g. --op gemm --shape 67,45,91\n"
         "  --seed S        the inputs' seed; every run prints the one it used, so any case can\n"
         "                  be replayed exactly\n"
@@ -59,9 +61,11 @@ void print_not_run(const std::string& op, const std::string& variant, const std:
 }
 
 // The backends an op is checked on: every variant and each of its versions of the op's kernels
-// (check::versions_to_check); with --backend, that one, unless it names a version the op lacks.
-std::vector<std::string> backends_to_check(const check::OpDescription& op,
-                                           const std::string& only) {
+// (check::versions_to_check); with --backend, that one, unless it names a version the op lacks,
+// or with every_version each version of that variant.
+std::vector<std::string> backends_to_check(const check::OpDescription& op, const std::string& only,
+                                           bool every_version) {
+    if (every_version) return check::versions_to_check(op, only);
     if (only.empty()) {
         std::vector<std::string> names;
         for (const std::string& variant : backend_names())
@@ -77,7 +81,7 @@ std::vector<std::string> backends_to_check(const check::OpDescription& op,
 
 int check_main(const Args& args) {
     Options options("check", args, {"--op", "--backend", "--shape", "--seed"},
-                    {"--help", "--racecheck"});
+                    {"--help", "--racecheck", "--every-version"});
     if (options.has("--help")) {
         print_help();
         return 0;
@@ -98,6 +102,11 @@ int check_main(const Args& args) {
 
     const std::string only_backend = options.get("--backend");
     if (!only_backend.empty()) backend(only_backend);  // throws for an unknown name or version
+    const bool every_version = options.has("--every-version");
+    if (every_version && (only_backend.empty() || backend(only_backend).pinned_version() != 0))
+        throw InvalidArgument(
+            "--every-version needs --backend VARIANT, a variant without a version (gpu_tiled, "
+            "not gpu_tiled@5); without --backend every variant's versions are checked anyway");
     std::vector<const check::OpDescription*> ops;
     if (options.has("--op")) {
         ops.push_back(&check::op(options.get("--op")));
@@ -116,7 +125,7 @@ int check_main(const Args& args) {
     for (const check::OpDescription* op : ops) {
         const std::vector<std::string> shapes =
             options.has("--shape") ? std::vector{options.get("--shape")} : op->default_shapes;
-        for (const std::string& variant : backends_to_check(*op, only_backend)) {
+        for (const std::string& variant : backends_to_check(*op, only_backend, every_version)) {
             const Backend& b = backend(variant);
             for (const std::string& shape : shapes) {
                 try {
