@@ -40,7 +40,9 @@ README. Standard library only (and bench/report.py).
 A noted table (`noted`) shows figures written down from a run whose JSON was not kept (the H200
 runs of lessons/15_performance/h200.json): {"machine", "kept", "runs": {name: {"date", "code",
 "build", "command", "written_down"}}, "figures": [{"row", "run", "time_us" and/or "rate" with
-"unit" or "of_copy", optional "code" and "note"}]}. Its marker says which figures it shows, after
+"unit" (GB/s, GFLOP/s or images/s) or "of_copy", and/or a training run's "train_loss" and
+"test_accuracy" (percent), optional "code" and "note"}]}. A time or a rate written down as a range
+(over several runs or epochs) is [low, high]. Its marker says which figures it shows, after
 the source: ", rows REGEX" (searched in each row name), optionally ", run NAME", and ", by
 variant" for a line per op and size with a column per variant, to which ", ratio A/B" adds A's
 speedup over B:
@@ -352,10 +354,20 @@ def render_bench(source_path, link):
 
 # ---- noted figures: medians written down from a run whose JSON was not kept
 
+# What a noted figure may hold, and the units of its rate.
+NOTED_VALUES = ("time_us", "rate", "of_copy", "train_loss", "test_accuracy")
+NOTED_UNITS = ("GB/s", "GFLOP/s", "images/s")
+
+
+def is_number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
 def load_noted(path):
     """A noted table's source: {"machine": ..., "kept": how the figures were kept, "runs": {id:
     {"date", "code", "build", "command", "written_down"}}, "figures": [{"row", "run", and some
-    of "time_us", "rate" with "unit", "of_copy" (a share of the device copy), "code", "note"}]}."""
+    of "time_us", "rate" with "unit", "of_copy" (a share of the device copy), "train_loss",
+    "test_accuracy", "code", "note"}]}; a time or a rate is a number or a range [low, high]."""
     doc = read_source(path, "the noted figures")
     if not isinstance(doc, dict) or not isinstance(doc.get("runs"), dict) or not isinstance(
             doc.get("figures"), list) or not isinstance(doc.get("machine"), str):
@@ -363,12 +375,23 @@ def load_noted(path):
                                  "\"runs\": {...}, \"figures\": [...]}})")
     for figure in doc["figures"]:
         if not isinstance(figure, dict) or figure.get("run") not in doc["runs"] or not any(
-                k in figure for k in ("time_us", "rate", "of_copy")):
+                k in figure for k in NOTED_VALUES):
             raise report.ReportError(f"{path}: a figure needs a row, a run of \"runs\" and a time, "
-                                     f"a rate or a share of the copy: {figure}")
-        if "rate" in figure and figure.get("unit") not in ("GB/s", "GFLOP/s"):
-            raise report.ReportError(f"{path}: {figure['row']}: a rate needs its unit, GB/s or "
-                                     "GFLOP/s")
+                                     f"a rate, a share of the copy or a training run's loss or "
+                                     f"accuracy: {figure}")
+        if "rate" in figure and figure.get("unit") not in NOTED_UNITS:
+            raise report.ReportError(f"{path}: {figure['row']}: a rate needs its unit, "
+                                     f"{', '.join(NOTED_UNITS[:-1])} or {NOTED_UNITS[-1]}")
+        for key in ("time_us", "rate"):
+            value = figure.get(key, 0)
+            if not is_number(value) and not (isinstance(value, list) and len(value) == 2 and all(
+                    is_number(v) for v in value) and value[0] <= value[1]):
+                raise report.ReportError(f"{path}: {figure['row']}: its {key} is a number or a "
+                                         f"range [low, high], not {value}")
+        for key in ("of_copy", "train_loss", "test_accuracy"):
+            if not is_number(figure.get(key, 0)):
+                raise report.ReportError(f"{path}: {figure['row']}: its {key} is a number, not "
+                                         f"{figure[key]}")
     return doc
 
 
@@ -398,16 +421,33 @@ def noted_options(options):
     return rows, run, by_variant, ratios
 
 
+def fmt_range(value, fmt):
+    """fmt(value), or of a range [low, high]: '196–235 µs' (the unit once where both share it)."""
+    if not isinstance(value, list):
+        return fmt(value)
+    low, high = fmt(value[0]), fmt(value[1])
+    low_number, _, low_unit = low.partition(" ")
+    return f"{low_number}–{high}" if low_unit == high.partition(" ")[2] else f"{low}–{high}"
+
+
 def fmt_time(us):
-    return f"{report.fmt_number(us)} µs" if us < 1000 else f"{report.fmt_number(us / 1000)} ms"
+    return fmt_range(us, lambda us: f"{report.fmt_number(us)} µs" if us < 1000
+                     else f"{report.fmt_number(us / 1000)} ms")
 
 
 def fmt_rate(figure):
     if "rate" in figure:
-        return f"{report.fmt_number(figure['rate'])} {figure['unit']}"
+        return fmt_range(figure["rate"], lambda rate: f"{report.fmt_number(rate)} {figure['unit']}")
     if "of_copy" in figure:
         return f"{report.fmt_number(100 * figure['of_copy'])}% of the device copy"
     return "—"
+
+
+def fmt_outcome(figure, key):
+    """A training run's loss (as written down) or test accuracy, or '—'."""
+    if key not in figure:
+        return "—"
+    return f"{figure[key]:g}%" if key == "test_accuracy" else f"{figure[key]:g}"
 
 
 def noted_caption(doc, runs, link):
@@ -438,11 +478,15 @@ def render_noted(source_path, link, options):
                                  + (f" in run {run}" if run else ""))
     runs = list(dict.fromkeys(f["run"] for f in figures))
     if not by_variant:
+        # A training run's loss and accuracy get columns of their own where a figure has them.
+        outcomes = [k for k in ("train_loss", "test_accuracy") if any(k in f for f in figures)]
         body = [[f"`{f['row']}`", fmt_time(f["time_us"]) if "time_us" in f else "—",
-                 fmt_rate(f), f["run"], f.get("code", doc["runs"][f["run"]].get("code", "?")),
+                 fmt_rate(f), *(fmt_outcome(f, k) for k in outcomes), f["run"],
+                 f.get("code", doc["runs"][f["run"]].get("code", "?")),
                  f.get("note", "")] for f in figures]
         return noted_caption(doc, runs, link) + report.table(
-            ["row", "time", "rate", "run", "code of", "note"], body)
+            ["row", "time", "rate", *(k.replace("_", " ") for k in outcomes), "run", "code of",
+             "note"], body)
     cells, variants = {}, []
     for f in figures:
         parts = f["row"].split("/")
@@ -466,10 +510,10 @@ def render_noted(source_path, link, options):
     def ratio(a, b):  # how many times faster a is than b, on the same work
         if a is None or b is None:
             return "—"
-        if "time_us" in a and "time_us" in b:  # times carry more digits than rates
-            return report.fmt_times(b["time_us"] / a["time_us"])
-        if "rate" in a and "rate" in b:
-            return report.fmt_times(a["rate"] / b["rate"])
+        for key in ("time_us", "rate"):  # times first: they carry more digits than rates
+            if key in a and key in b and not isinstance(a[key], list) and not isinstance(
+                    b[key], list):  # a range has no one ratio
+                return report.fmt_times(b[key] / a[key] if key == "time_us" else a[key] / b[key])
         return "—"
     for a, b in ratios:
         if a not in variants or b not in variants:

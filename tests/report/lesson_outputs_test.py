@@ -140,6 +140,15 @@ class LessonOutputs(unittest.TestCase):
         self.assertEqual(code, 0, output)
         self.assertIn("the errors of 1 recorded elsewhere were not compared", output)
 
+    def test_a_mark_without_the_cpu_family_and_model_fails(self):
+        # Marks written before the kind named the family and model matched no machine, so the
+        # errors under them went uncompared everywhere.
+        self.readme(QUOTED, recorded_on="AMD EPYC, x86-64 AVX-512")
+        self.assert_fails("'recorded on AMD EPYC, x86-64 AVX-512' names no CPU family and model")
+        code, output = self.run_tool(mode="--write", extra=("--only", "lesson_99_test"))
+        self.assertEqual(code, 0, output)
+        self.assertEqual(self.run_tool()[0], 0)
+
     def test_a_part_may_quote_a_slice_and_dots_skip_lines(self):
         lines = QUOTED.split("\n")
         self.readme("\n".join(lines[3:5]), options="; part")

@@ -540,6 +540,46 @@ class NotedTables(LessonFolder):
             for f in noted_figures()["figures"]]))
         self.assertEqual(self.tool("--check").returncode, 1)
 
+    def test_training_runs_show_their_rates_ranges_losses_and_accuracies(self):
+        figures = dict(noted_figures(), figures=[
+            {"row": "train/gpu_tiled/mlp, epoch 1 of 2", "run": "r1", "time_us": 200000,
+             "rate": 297954, "unit": "images/s", "train_loss": 0.482, "test_accuracy": 85.64},
+            {"row": "train/gpu_naive/mlp, epoch 1 of 1", "run": "r1", "train_loss": 0.4832,
+             "test_accuracy": 85.5, "note": "no time written down"},
+            {"row": "train_step/gpu_tiled/mlp", "run": "r1", "time_us": [196, 235],
+             "note": "three runs"},
+            {"row": "train_step/gpu_naive/mlp", "run": "r1", "time_us": [287, 1500]},
+            {"row": "profile_epoch/gpu_naive/lenet", "run": "r1", "rate": 12115,
+             "unit": "images/s"},
+            {"row": "profile_epoch/gpu_tiled/lenet", "run": "r1", "rate": [70000, 70700],
+             "unit": "images/s"},
+            {"row": "profile_phase/gpu_naive/lenet total", "run": "r1", "time_us": 5251},
+            {"row": "profile_phase/gpu_tiled/lenet total", "run": "r1", "time_us": 871}])
+        self.write("<!-- generated table: noted, source gpu.json, rows ^train -->\n"
+                   "<!-- end of generated table -->\n\n"
+                   "<!-- generated table: noted, source gpu.json, rows ^profile_, by variant, "
+                   "ratio gpu_tiled/gpu_naive -->\n<!-- end of generated table -->\n", figures)
+        result = self.tool("--write")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        text = self.text()
+        # The loss and the accuracy get columns where a figure of the table has them...
+        self.assertIn("| row | time | rate | train loss | test accuracy | run | code of | note |",
+                      text)
+        self.assertIn("| `train/gpu_tiled/mlp, epoch 1 of 2` | 200 ms | 297954 images/s | 0.482 | "
+                      "85.64% | r1 | abc1234 |  |", text)
+        self.assertIn("| `train/gpu_naive/mlp, epoch 1 of 1` | — | — | 0.4832 | 85.5% | r1 | "
+                      "abc1234 | no time written down |", text)
+        # ...a range shows its unit once, or twice where the ends have their own...
+        self.assertIn("| `train_step/gpu_tiled/mlp` | 196–235 µs | — | — | — | r1 |", text)
+        self.assertIn("| `train_step/gpu_naive/mlp` | 287 µs–1.50 ms | — | — | — | r1 |", text)
+        # ...and gives no ratio, while a time or a rate alone does.
+        self.assertIn("| profile_epoch lenet | 12115 images/s | 70000–70700 images/s | — |", text)
+        self.assertIn("| profile_phase lenet total | 5.25 ms | 871 µs | 6.03× |", text)
+        # Tables without a loss or an accuracy keep their columns.
+        self.write(NOTED_README, noted_figures())
+        self.assertEqual(self.tool("--write").returncode, 0)
+        self.assertNotIn("train loss", self.text())
+
     def test_bad_options_and_bad_figures_are_refused_by_name(self):
         cases = [
             ("rows ^gemm/", noted_figures(), "no figure's row matches '^gemm/'"),
@@ -553,6 +593,18 @@ class NotedTables(LessonFolder):
              "a figure needs a row, a run"),
             ("rows ^relu", dict(noted_figures(), figures=[
                 {"row": "relu_forward/x/1", "run": "r1", "rate": 3.0}]), "needs its unit"),
+            ("rows ^relu", dict(noted_figures(), figures=[
+                {"row": "relu_forward/x/1", "run": "r1", "rate": 3.0, "unit": "images/min"}]),
+             "needs its unit, GB/s, GFLOP/s or images/s"),
+            ("rows ^relu", dict(noted_figures(), figures=[
+                {"row": "relu_forward/x/1", "run": "r1", "time_us": [3, 2]}]),
+             "its time_us is a number or a range [low, high]"),
+            ("rows ^relu", dict(noted_figures(), figures=[
+                {"row": "relu_forward/x/1", "run": "r1", "time_us": "3 us"}]),
+             "its time_us is a number or a range [low, high]"),
+            ("rows ^relu", dict(noted_figures(), figures=[
+                {"row": "relu_forward/x/1", "run": "r1", "train_loss": "0.48"}]),
+             "its train_loss is a number"),
         ]
         for options, figures, message in cases:
             with self.subTest(options=options, message=message):
