@@ -198,6 +198,72 @@ __global__ void shuffle_across_iterations_kernel(float* out) {
     out[lane] = v;
 }
 
+// ---- partial masks: each kernel first writes its shared row, so no read finds it unwritten --
+
+// Lanes 0..15 pass two __syncwarp(0x0000ffff) and lane 16 none: lane 0's write after them and
+// lane 16's read are not ordered, however many warp operations lie behind lane 0 alone.
+__global__ void partial_syncwarp_leaves_lane_out_kernel(float* out) {
+    __shared__ float s[lanes];
+    const int lane = threadIdx.x;
+    s[lane] = 0.0f;
+    __syncthreads();
+    if (lane < 16) {
+        __syncwarp(0x0000ffffu);
+        __syncwarp(0x0000ffffu);
+        if (lane == 0) s[0] = 1.0f;  // planted: partial_syncwarp_leaves_lane_out first
+    } else if (lane == 16) {
+        out[0] = s[0];  // planted: partial_syncwarp_leaves_lane_out second
+    }
+}
+
+// Each half of the warp passes a __syncwarp of its own, which orders nothing across the halves.
+__global__ void syncwarp_of_other_half_kernel(float* out) {
+    __shared__ float s[lanes];
+    const int lane = threadIdx.x;
+    s[lane] = 0.0f;
+    __syncthreads();
+    if (lane == 0) s[0] = 1.0f;  // planted: syncwarp_of_other_half first
+    __syncwarp(lane < 16 ? 0x0000ffffu : 0xffff0000u);
+    if (lane == 16) out[0] = s[0];  // planted: syncwarp_of_other_half second
+}
+
+// Each half reads its neighbour's slot, written before the half's own __syncwarp.
+__global__ void partial_syncwarp_orders_its_lanes_kernel(float* out) {
+    __shared__ float s[lanes];
+    const int lane = threadIdx.x;
+    const int half = lane & 16;  // the first lane of its half
+    s[lane] = float(lane);
+    __syncwarp(lane < 16 ? 0x0000ffffu : 0xffff0000u);
+    out[lane] = s[half + (lane + 1) % 16];
+}
+
+// Lanes 0 and 1 sync, then lanes 1 and 2: lane 1 carries what lane 0 did before the first to
+// lane 2 after the second. Lane 0 writing after its __syncwarp breaks the chain.
+__global__ void syncwarp_chain_kernel(float* out, bool write_after_first) {
+    __shared__ float s[lanes];
+    const int lane = threadIdx.x;
+    s[lane] = 0.0f;
+    __syncthreads();
+    if (lane == 0 && !write_after_first) s[0] = 1.0f;
+    if (lane <= 1) __syncwarp(0b011u);
+    if (lane == 0 && write_after_first) s[0] = 1.0f;  // planted: syncwarp_chain_broken first
+    if (lane == 1 || lane == 2) __syncwarp(0b110u);
+    if (lane == 2) out[0] = s[0];  // planted: syncwarp_chain_broken second
+}
+
+// Lane 0 syncs with lane 3, writes, then syncs with lane 2, which reads: ordered, though each
+// access comes after one warp operation of its lane.
+__global__ void syncwarp_chain_at_equal_epochs_kernel(float* out) {
+    __shared__ float s[lanes];
+    const int lane = threadIdx.x;
+    s[lane] = 0.0f;
+    __syncthreads();
+    if (lane == 0 || lane == 3) __syncwarp(0b1001u);
+    if (lane == 0) s[0] = 1.0f;
+    if (lane == 0 || lane == 2) __syncwarp(0b0101u);
+    if (lane == 2) out[0] = s[0];
+}
+
 }  // namespace
 
 void run_pattern(Pattern pattern, const int* host_index) {
@@ -265,6 +331,25 @@ void run_planted(Planted bug) {
             break;
         case Planted::shuffle_naming_exited_lane:
             gpu::launch(shuffle_naming_exited_lane_kernel, dim3(1), dim3(lanes), 0, out.get());
+            break;
+        case Planted::partial_syncwarp_leaves_lane_out:
+            gpu::launch(partial_syncwarp_leaves_lane_out_kernel, dim3(1), dim3(lanes), 0,
+                        out.get());
+            break;
+        case Planted::syncwarp_of_other_half:
+            gpu::launch(syncwarp_of_other_half_kernel, dim3(1), dim3(lanes), 0, out.get());
+            break;
+        case Planted::partial_syncwarp_orders_its_lanes:
+            gpu::launch(partial_syncwarp_orders_its_lanes_kernel, dim3(1), dim3(lanes), 0,
+                        out.get());
+            break;
+        case Planted::syncwarp_chain:
+        case Planted::syncwarp_chain_broken:
+            gpu::launch(syncwarp_chain_kernel, dim3(1), dim3(lanes), 0, out.get(),
+                        bug == Planted::syncwarp_chain_broken);
+            break;
+        case Planted::syncwarp_chain_at_equal_epochs:
+            gpu::launch(syncwarp_chain_at_equal_epochs_kernel, dim3(1), dim3(lanes), 0, out.get());
             break;
     }
 }

@@ -48,6 +48,18 @@ enum class Planted {
     shuffle_naming_exited_lane,    // lanes 16..31 have returned; 0..15 shuffle with the full mask
     shuffle_across_iterations,     // lanes 0..15 in their second iteration of a loop, 16..31 in
                                    // their first, at the same full-mask shuffle
+    // Partial masks: a __syncwarp orders the lanes of its mask only, and chains of them order
+    // lanes that never sync together.
+    partial_syncwarp_leaves_lane_out,   // lanes 0..15 pass two __syncwarp(0x0000ffff), then lane
+                                        // 0 writes what lane 16, in none, reads
+    syncwarp_of_other_half,             // lane 0 writes before its half's __syncwarp, lane 16
+                                        // reads after the other half's
+    partial_syncwarp_orders_its_lanes,  // each half exchanges across its own __syncwarp: no race
+    syncwarp_chain,                     // lanes 0-1 sync, then 1-2: lane 0's write before the
+                                        // first, lane 2's read after the second: no race
+    syncwarp_chain_broken,              // the same, lane 0 writing after its __syncwarp
+    syncwarp_chain_at_equal_epochs,     // lane 0 syncs with lane 3, writes, syncs with lane 2,
+                                        // which reads: no race, both after one warp operation
 };
 void run_planted(Planted bug);
 

@@ -236,6 +236,43 @@ TEST_CASE("the race checker catches warps ordered only by __syncwarp, which orde
     CHECK_THAT(report, Catch::Contains(marked_line("warps_across_syncwarp", "second")));
 }
 
+TEST_CASE(
+    "the race checker catches lanes a partial __syncwarp leaves out, however many warp "
+    "operations the other lane passed",
+    "[racecheck]") {
+    // Lane 0's write comes after two warp operations, lane 16's read after none (or after one of
+    // its own half): counts that differ, yet nothing links the two lanes.
+    for (Planted bug :
+         {Planted::partial_syncwarp_leaves_lane_out, Planted::syncwarp_of_other_half}) {
+        const std::string name = bug == Planted::syncwarp_of_other_half
+                                     ? "syncwarp_of_other_half"
+                                     : "partial_syncwarp_leaves_lane_out";
+        INFO(name);
+        const std::string report = race_report(bug);
+        CHECK_THAT(report, Catch::Contains("in one warp with no __syncwarp()"));
+        CHECK_THAT(report, Catch::Contains("thread (0,0,0)") && Catch::Contains("thread (16,0,0)"));
+        CHECK_THAT(report, Catch::Contains(marked_line(name, "first")));
+        CHECK_THAT(report, Catch::Contains(marked_line(name, "second")));
+    }
+}
+
+TEST_CASE(
+    "a partial __syncwarp orders the lanes of its mask, and a chain of them orders lanes that "
+    "never sync together",
+    "[racecheck]") {
+    {
+        ScopedRecordMode checking({false, true});
+        CHECK_NOTHROW(run_planted(Planted::partial_syncwarp_orders_its_lanes));
+        CHECK_NOTHROW(run_planted(Planted::syncwarp_chain));
+        CHECK_NOTHROW(run_planted(Planted::syncwarp_chain_at_equal_epochs));
+    }
+    // A chain that starts before lane 0's write orders nothing after it.
+    const std::string report = race_report(Planted::syncwarp_chain_broken);
+    CHECK_THAT(report, Catch::Contains("in one warp with no __syncwarp()"));
+    CHECK_THAT(report, Catch::Contains(marked_line("syncwarp_chain_broken", "first")));
+    CHECK_THAT(report, Catch::Contains(marked_line("syncwarp_chain_broken", "second")));
+}
+
 TEST_CASE("the race checker catches a read of static shared memory no thread of the block wrote",
           "[racecheck]") {
     const std::string report = race_report(Planted::unwritten_static_shared);

@@ -73,11 +73,6 @@ private:
     std::uint32_t count_ = 0;
 };
 
-// Whether a warp operation or __syncwarp between them orders two accesses.
-bool ordered(const Access& a, const Access& b) {
-    return a.thread / warp_size == b.thread / warp_size && a.epoch != b.epoch;
-}
-
 // The touches of the words that accesses of `interval` write (not atomically), word by word in
 // the order each was first written, each word's in the order they ran. Every hazard has a write
 // in it: only these words need looking at (in a tiled kernel, most reads are of words written the
@@ -122,6 +117,56 @@ const std::vector<WordTouch>& touches_of_written_words(const std::vector<Access>
 
 }  // namespace
 
+void WarpClocks::begin_interval(std::size_t threads) {
+    warps_.resize((threads + warp_size - 1) / warp_size);
+    for (Warp& warp : warps_) warp.lockstep = true;
+}
+
+void WarpClocks::released(std::size_t first, unsigned lanes,
+                          const std::vector<std::uint32_t>& epochs) {
+    Warp& warp = warps_[first / warp_size];
+    const std::size_t count = std::min<std::size_t>(warp_size, epochs.size() - first);
+    const unsigned every_lane = count == warp_size ? ~0u : (1u << count) - 1;
+    lanes &= every_lane;
+    if (warp.lockstep) {
+        if (lanes == every_lane) return;
+        // The first operation that leaves a lane out: until it, every lane's clock was all
+        // its epoch, the one the lanes left out still have.
+        warp.lockstep = false;
+        warp.split = epochs[first + unsigned(__builtin_ctz(lanes))] - 1;
+        Clock start;
+        start.fill(warp.split);
+        warp.clocks.assign(1, start);
+        for (std::size_t lane = 0; lane < count; ++lane) warp.lane_clocks[lane].assign(1, 0);
+    }
+    Clock joined{};
+    for (std::size_t lane = 0; lane < count; ++lane) {
+        if (!(lanes >> lane & 1u)) continue;
+        const Clock& clock = warp.clocks[warp.lane_clocks[lane].back()];
+        for (std::size_t other = 0; other < warp_size; ++other)
+            joined[other] = std::max(joined[other], clock[other]);
+    }
+    for (std::size_t lane = 0; lane < count; ++lane)
+        if (lanes >> lane & 1u) joined[lane] = epochs[first + lane];
+    warp.clocks.push_back(joined);
+    for (std::size_t lane = 0; lane < count; ++lane)
+        if (lanes >> lane & 1u)
+            warp.lane_clocks[lane].push_back(std::uint32_t(warp.clocks.size() - 1));
+}
+
+std::uint32_t WarpClocks::seen(const Warp& warp, const Access& x, unsigned lane) {
+    if (x.epoch < warp.split) return x.epoch;  // the warp was in lockstep then
+    return warp.clocks[warp.lane_clocks[x.thread % warp_size][x.epoch - warp.split]][lane];
+}
+
+bool WarpClocks::ordered(const Access& a, const Access& b) const {
+    if (a.thread / warp_size != b.thread / warp_size) return false;
+    const Warp& warp = warps_[a.thread / warp_size];
+    if (warp.lockstep) return a.epoch != b.epoch;
+    return seen(warp, b, a.thread % warp_size) > a.epoch ||
+           seen(warp, a, b.thread % warp_size) > b.epoch;
+}
+
 bool already_found(const std::vector<Finding>& found, Problem problem, std::uintptr_t first_site,
                    std::uintptr_t second_site) {
     return std::any_of(found.begin(), found.end(), [&](const Finding& f) {
@@ -129,8 +174,8 @@ bool already_found(const std::vector<Finding>& found, Problem problem, std::uint
     });
 }
 
-void find_interval_hazards(const std::vector<Access>& interval, std::uint64_t block_number,
-                           std::vector<Finding>& found) {
+void find_interval_hazards(const std::vector<Access>& interval, const WarpClocks& clocks,
+                           std::uint64_t block_number, std::vector<Finding>& found) {
     const std::vector<WordTouch>& touches = touches_of_written_words(interval);
     for (std::size_t begin = 0; begin < touches.size();) {
         std::size_t end = begin;
@@ -149,7 +194,8 @@ void find_interval_hazards(const std::vector<Access>& interval, std::uint64_t bl
                 const Access& earlier = interval[touches[k].index];
                 if (earlier.thread == later.thread || !(touches[j].bytes & touches[k].bytes))
                     continue;
-                if (!((earlier.flags | later.flags) & store) || ordered(earlier, later)) continue;
+                if (!((earlier.flags | later.flags) & store) || clocks.ordered(earlier, later))
+                    continue;
                 const Problem problem = !(earlier.flags & store) ? Problem::write_after_read
                                         : (later.flags & store)  ? Problem::write_after_write
                                                                  : Problem::read_after_write;

@@ -186,6 +186,7 @@ struct Worker {
     std::uint64_t block_number = 0;
     std::size_t current = 0;            // the running thread's slot
     std::vector<std::uint32_t> epochs;  // per thread: barriers and warp operations passed
+    WarpClocks clocks;                  // which of this interval's accesses warp operations order
     std::vector<Access> log;            // this barrier interval's accesses, in the order they ran
     // Found so far, merged at worker_end.
     std::unordered_map<std::uint64_t, AccessCounts> counts;  // by counts_key(site, flags)
@@ -372,7 +373,7 @@ void add_finding(Worker& w, Finding finding) {
 }
 
 void check_interval(const std::vector<Access>& log, Worker& w) {
-    find_interval_hazards(log, w.block_number, w.findings);
+    find_interval_hazards(log, w.clocks, w.block_number, w.findings);
     for (const Access& a : log) {
         if (a.flags & shared) {
             // Bytes no thread of this block has written yet: on a GPU they hold whatever the
@@ -455,7 +456,7 @@ std::string describe(const recorder::Launch& launch, const std::vector<Finding>&
         if (f.problem == Problem::read_after_write || f.problem == Problem::write_after_read ||
             f.problem == Problem::write_after_write)
             text += f.first.thread / 32 == f.second.thread / 32
-                        ? ", in one warp with no __syncwarp() or warp operation between them"
+                        ? ", in one warp with no __syncwarp() or warp operation ordering them"
                         : ", with no __syncthreads() between them";
         if (f.problem == Problem::blocks_write_same)
             text += "; blocks are not ordered: use atomicAdd, or give each block its own output";
@@ -571,6 +572,7 @@ void block_begin(Launch*, std::uint64_t block_number, const unsigned*, std::size
     w.block_number = block_number;
     w.current = 0;
     w.epochs.assign(threads, 0);
+    w.clocks.begin_interval(threads);
     w.log.clear();
     if (w.launch->mode.racecheck)
         shared_written.begin_block(w.static_begin, w.static_end, w.dynamic_begin, w.dynamic_end);
@@ -582,7 +584,11 @@ void thread_resumed(std::size_t slot) { worker.current = slot; }
 void barrier_released(std::size_t warps_waiting) {
     Worker& w = worker;
     flush(w);
-    for (auto& epoch : w.epochs) ++epoch;
+    // Every thread has seen what every other did: one epoch for all, past the latest (lanes left
+    // out of some warp operations passed fewer).
+    const std::uint32_t next = *std::max_element(w.epochs.begin(), w.epochs.end()) + 1;
+    std::fill(w.epochs.begin(), w.epochs.end(), next);
+    w.clocks.begin_interval(w.epochs.size());
     w.barriers += warps_waiting;
 }
 
@@ -590,6 +596,7 @@ void warp_released(std::size_t first, unsigned mask) {
     Worker& w = worker;
     for (unsigned lane = 0; lane < 32; ++lane)
         if ((mask >> lane & 1u) && first + lane < w.epochs.size()) ++w.epochs[first + lane];
+    if (w.launch->mode.racecheck) w.clocks.released(first, mask, w.epochs);
     w.warp_operations += 1;
 }
 
