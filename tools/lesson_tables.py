@@ -525,7 +525,9 @@ def render_noted(source_path, link, options):
              *(ratio(cells.get((op, size, a)), cells.get((op, size, b))) for a, b in ratios)]
             for op, size in lines]
     return noted_caption(doc, runs, link) + report.table(
-        ["op and size" if several_ops else lines[0][0] + " size", *variants,
+        # A profile's rows are a model's layers or phases ("mlp update"), not sizes.
+        ["op and size" if several_ops else
+         lines[0][0] + ("" if lines[0][0].startswith("profile") else " size"), *variants,
          *(f"{a} over {b}" for a, b in ratios)], body)
 
 
