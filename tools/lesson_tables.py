@@ -352,7 +352,7 @@ def render_bench(source_path, link):
             f"    {command}\n\n" + report.table(["row", "time", "rate"], body))
 
 
-# ---- noted figures: medians written down from a run whose JSON was not kept
+# ---- noted figures: written down from a run whose JSON was not kept
 
 # What a noted figure may hold, and the units of its rate.
 NOTED_VALUES = ("time_us", "rate", "of_copy", "train_loss", "test_accuracy")
