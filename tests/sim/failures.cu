@@ -96,6 +96,39 @@ __global__ void barrier_against_shuffle_kernel(float* out) {
     out[threadIdx.x] = value;
 }
 
+}  // namespace
+
+const int disagreeing_masks_first_line = __LINE__ + 7;   // lane 0's __syncwarp(0x3) below
+const int disagreeing_masks_second_line = __LINE__ + 8;  // the other lanes' __syncwarp() below
+
+namespace {
+
+__global__ void syncwarp_masks_disagree_kernel(float* out) {
+    if (threadIdx.x == 0) {
+        __syncwarp(0x3u);  // waits for lane 1 to call __syncwarp(0x3)...
+    } else {
+        __syncwarp();  // ...which waits for lane 0 to call __syncwarp(0xffffffff)
+    }
+    out[threadIdx.x] = 1.0f;
+}
+
+}  // namespace
+
+const int shuffle_against_syncwarp_first_line = __LINE__ + 8;   // the __shfl_sync() below
+const int shuffle_against_syncwarp_second_line = __LINE__ + 9;  // the __syncwarp() below
+
+namespace {
+
+__global__ void shuffle_against_syncwarp_kernel(float* out) {
+    float value = float(threadIdx.x);
+    if (threadIdx.x < 16) {
+        value = __shfl_sync(0xffffffffu, value, 0);  // a shuffle cannot meet a __syncwarp()
+    } else {
+        __syncwarp();
+    }
+    out[threadIdx.x] = value;
+}
+
 __global__ void early_exit_kernel(int n, int* out) {
     __shared__ int slot[64];
     const int tid = threadIdx.x;
@@ -131,6 +164,16 @@ void divergent_barrier() {
 void barrier_against_syncwarp() {
     DeviceArray<float> out(32);
     gpu::launch(barrier_against_syncwarp_kernel, dim3(1), dim3(32), 0, out.get());
+}
+
+void syncwarp_masks_disagree() {
+    DeviceArray<float> out(32);
+    gpu::launch(syncwarp_masks_disagree_kernel, dim3(1), dim3(32), 0, out.get());
+}
+
+void shuffle_against_syncwarp() {
+    DeviceArray<float> out(32);
+    gpu::launch(shuffle_against_syncwarp_kernel, dim3(1), dim3(32), 0, out.get());
 }
 
 void barrier_against_shuffle() {

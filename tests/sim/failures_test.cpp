@@ -95,6 +95,31 @@ TEST_CASE("a deadlock between __syncthreads() and a shuffle is reported with bot
     check_simulator_still_works();
 }
 
+TEST_CASE("warp operations whose masks differ never meet: a deadlock naming both masks",
+          "[sim][failures][warp]") {
+    check_exported_line(deadlock_file, disagreeing_masks_first_line, "__syncwarp(0x3u)");
+    check_exported_line(deadlock_file, disagreeing_masks_second_line, "__syncwarp()");
+    const std::string message = message_of<CudaError>([] { syncwarp_masks_disagree(); });
+    INFO(message);
+    CHECK_THAT(message, Contains(file_and_line(deadlock_file, disagreeing_masks_first_line)));
+    CHECK_THAT(message, Contains(file_and_line(deadlock_file, disagreeing_masks_second_line)));
+    CHECK_THAT(message, Contains("mask 0x00000003 ") && Contains("mask 0xffffffff "));
+    check_simulator_still_works();
+}
+
+TEST_CASE("a shuffle never meets a __syncwarp(): a deadlock naming both", "[sim][failures][warp]") {
+    check_exported_line(deadlock_file, shuffle_against_syncwarp_first_line, "__shfl_sync(");
+    check_exported_line(deadlock_file, shuffle_against_syncwarp_second_line, "__syncwarp()");
+    const std::string message = message_of<CudaError>([] { shuffle_against_syncwarp(); });
+    INFO(message);
+    CHECK_THAT(message,
+               Contains(file_and_line(deadlock_file, shuffle_against_syncwarp_first_line)));
+    CHECK_THAT(message,
+               Contains(file_and_line(deadlock_file, shuffle_against_syncwarp_second_line)));
+    CHECK_THAT(message, Contains("waits at __shfl_sync()") && Contains("waits at __syncwarp()"));
+    check_simulator_still_works();
+}
+
 TEST_CASE("threads that returned early do not hold up the others' __syncthreads()",
           "[sim][barrier]") {
     const int n = 40;

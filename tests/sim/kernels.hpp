@@ -99,6 +99,21 @@ std::vector<Votes> vote(int blocks);
 // with or without __syncwarp() between. Blocks of 64 threads.
 std::vector<int> warp_neighbour(const std::vector<int>& in, bool with_syncwarp);
 
+// The same, but even lanes call __syncwarp() on one line and odd lanes on another.
+std::vector<int> syncwarp_in_both_branches(const std::vector<int>& in);
+
+// Even lanes output lane l + 1's in[i] and odd lanes lane 0's, each side through its own
+// __shfl_sync() line. Blocks of 64 threads.
+std::vector<int> shuffle_in_both_branches(const std::vector<int>& in);
+
+// One warp; lanes 0 and 1 store in[lane], then lane 1 calls __syncwarp(0b10) and both call
+// __syncwarp(0b11) on one line; lane l outputs in[1 - l].
+std::vector<int> syncwarp_after_a_solo_one(const std::vector<int>& in);
+
+// One warp: v = in[lane]; lanes 0..15 run `v += __shfl_xor_sync(mask, v, 1)` twice, first with
+// mask 0x0000ffff and then with the full mask, lanes 16..31 once with the full mask; out = v.
+std::vector<int> shuffle_across_iterations(const std::vector<int>& in);
+
 // Block sums (256 threads): __shfl_down_sync within each warp, then across the warps' results.
 std::vector<float> block_sums_by_warp_shuffles(const std::vector<float>& values);
 // Every lane receives its warp's sum through a __shfl_xor_sync butterfly.
@@ -153,6 +168,13 @@ void barrier_against_shuffle();
 extern const char* const deadlock_file;
 extern const int deadlock_syncthreads_line, deadlock_syncwarp_line;
 extern const int deadlock_shuffle_syncthreads_line, deadlock_shuffle_line;
+
+// Warp operations that never meet: lane 0 calls __syncwarp(0x3) while lanes 1..31 call
+// __syncwarp() (masks differ), or lanes 0..15 shuffle while lanes 16..31 call __syncwarp().
+void syncwarp_masks_disagree();
+void shuffle_against_syncwarp();
+extern const int disagreeing_masks_first_line, disagreeing_masks_second_line;
+extern const int shuffle_against_syncwarp_first_line, shuffle_against_syncwarp_second_line;
 
 // Threads n..63 of a 64-thread block return before the __syncthreads(); threads 0..n-1 then
 // output their right neighbour's shared slot (t + 1) % n, which held 3 * ((t + 1) % n).

@@ -185,19 +185,6 @@ __global__ void shuffle_naming_exited_lane_kernel(float* out) {
     out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, float(threadIdx.x), 1);
 }
 
-// Lanes 0..15 pass the shuffle once among themselves (mask 0x0000ffff), then reach it again with
-// the full mask, where lanes 16..31 wait at their first pass: the same line, different iterations.
-__global__ void shuffle_across_iterations_kernel(float* out) {
-    const int lane = threadIdx.x;
-    float v = float(lane);
-    const int rounds = lane < 16 ? 2 : 1;
-    for (int i = 0; i < rounds; ++i) {
-        const unsigned mask = i == 0 && lane < 16 ? 0x0000ffffu : 0xffffffffu;
-        v += __shfl_xor_sync(mask, v, 1);
-    }
-    out[lane] = v;
-}
-
 // ---- partial masks: each kernel first writes its shared row, so no read finds it unwritten --
 
 // Lanes 0..15 pass two __syncwarp(0x0000ffff) and lane 16 none: lane 0's write after them and
@@ -325,9 +312,6 @@ void run_planted(Planted bug) {
         }
         case Planted::shuffle_outside_own_mask:
             gpu::launch(shuffle_outside_own_mask_kernel, dim3(1), dim3(lanes), 0, out.get());
-            break;
-        case Planted::shuffle_across_iterations:
-            gpu::launch(shuffle_across_iterations_kernel, dim3(1), dim3(lanes), 0, out.get());
             break;
         case Planted::shuffle_naming_exited_lane:
             gpu::launch(shuffle_naming_exited_lane_kernel, dim3(1), dim3(lanes), 0, out.get());

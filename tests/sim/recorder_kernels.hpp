@@ -46,8 +46,6 @@ enum class Planted {
     missing_bounds_check,          // ReLU without `if (i < n)`: 17 blocks of 256 for n = 4099
     shuffle_outside_own_mask,      // lanes 16..31 call __shfl_xor_sync with mask 0x0000ffff
     shuffle_naming_exited_lane,    // lanes 16..31 have returned; 0..15 shuffle with the full mask
-    shuffle_across_iterations,     // lanes 0..15 in their second iteration of a loop, 16..31 in
-                                   // their first, at the same full-mask shuffle
     // Partial masks: a __syncwarp orders the lanes of its mask only, and chains of them order
     // lanes that never sync together.
     partial_syncwarp_leaves_lane_out,   // lanes 0..15 pass two __syncwarp(0x0000ffff), then lane

@@ -316,12 +316,6 @@ TEST_CASE("a grid without its bounds check fails its launch instead of corruptin
     CHECK_THAT(report, Catch::Contains(marked_line("missing_bounds_check", "first")));
 }
 
-TEST_CASE("lanes at different iterations of one warp operation are never paired", "[recorder]") {
-    // Lanes 16..31 wait at their first pass, lanes 0..15 at their second: nothing can go on.
-    CHECK_THAT(message_of<CudaError>([] { run_planted(Planted::shuffle_across_iterations); }),
-               Catch::Contains("deadlock in block (0,0,0)"));
-}
-
 TEST_CASE("a warp operation whose mask leaves out its own lane, or names an exited lane, fails",
           "[recorder]") {
     CHECK_THAT(message_of<CudaError>([] { run_planted(Planted::shuffle_outside_own_mask); }),

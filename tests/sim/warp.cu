@@ -76,6 +76,57 @@ __global__ void warp_neighbour_with_syncwarp_kernel(const int* in, int* out) {
     out[i] = slot[warp_start + (lane + 1) % warpSize];
 }
 
+// Even lanes call __syncwarp() on one line, odd lanes on another: since Volta the two calls meet.
+__global__ void syncwarp_in_both_branches_kernel(const int* in, int* out) {
+    __shared__ int slot[warp_test_block];
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int lane = threadIdx.x % warpSize;
+    const int warp_start = threadIdx.x - lane;
+    slot[threadIdx.x] = in[i];
+    if (lane % 2 == 0) {
+        __syncwarp();
+    } else {
+        __syncwarp();
+    }
+    out[i] = slot[warp_start + (lane + 1) % warpSize];
+}
+
+// Even lanes read lane + 1 and odd lanes lane 0, each through its own __shfl_sync() line.
+__global__ void shuffle_in_both_branches_kernel(const int* in, int* out) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int lane = threadIdx.x % warpSize;
+    if (lane % 2 == 0) {
+        out[i] = __shfl_sync(full_mask, in[i], lane + 1);
+    } else {
+        out[i] = __shfl_sync(full_mask, in[i], 0);
+    }
+}
+
+// Lane 1 passes a __syncwarp() of its own, then meets lane 0 at the same line: there lane 0
+// calls it for the first time and lane 1 for the second.
+__global__ void syncwarp_after_a_solo_one_kernel(const int* in, int* out) {
+    __shared__ int slot[2];
+    const int lane = threadIdx.x;
+    if (lane >= 2) return;
+    slot[lane] = in[lane];
+    const int calls = lane == 1 ? 2 : 1;
+    for (int call = 0; call < calls; ++call) __syncwarp(call + 1 < calls ? 0b10u : 0b11u);
+    out[lane] = slot[1 - lane];
+}
+
+// Lanes 0..15 pass the shuffle once among themselves (mask 0x0000ffff), then reach it again with
+// the full mask, where lanes 16..31 are at their first pass: they meet, as on a GPU since Volta.
+__global__ void shuffle_across_iterations_kernel(const int* in, int* out) {
+    const int lane = threadIdx.x;
+    int v = in[lane];
+    const int rounds = lane < 16 ? 2 : 1;
+    for (int i = 0; i < rounds; ++i) {
+        const unsigned mask = i == 0 && lane < 16 ? 0x0000ffffu : 0xffffffffu;
+        v += __shfl_xor_sync(mask, v, 1);
+    }
+    out[lane] = v;
+}
+
 // After the loop lane 0 holds the sum of the warp's 32 values.
 template <typename T>
 __device__ T warp_sum(T value) {
@@ -174,6 +225,36 @@ std::vector<int> warp_neighbour(const std::vector<int>& in, bool with_syncwarp) 
     else
         gpu::launch(warp_neighbour_without_syncwarp_kernel, grid, dim3(warp_test_block), 0,
                     device_in.get(), out.get());
+    return out.to_host();
+}
+
+std::vector<int> syncwarp_in_both_branches(const std::vector<int>& in) {
+    DeviceArray<int> device_in(in);
+    DeviceArray<int> out(std::int64_t(in.size()));
+    gpu::launch(syncwarp_in_both_branches_kernel, dim3(unsigned(in.size() / warp_test_block)),
+                dim3(warp_test_block), 0, device_in.get(), out.get());
+    return out.to_host();
+}
+
+std::vector<int> shuffle_in_both_branches(const std::vector<int>& in) {
+    DeviceArray<int> device_in(in);
+    DeviceArray<int> out(std::int64_t(in.size()));
+    gpu::launch(shuffle_in_both_branches_kernel, dim3(unsigned(in.size() / warp_test_block)),
+                dim3(warp_test_block), 0, device_in.get(), out.get());
+    return out.to_host();
+}
+
+std::vector<int> syncwarp_after_a_solo_one(const std::vector<int>& in) {
+    DeviceArray<int> device_in(in);
+    DeviceArray<int> out(2);
+    gpu::launch(syncwarp_after_a_solo_one_kernel, dim3(1), dim3(32), 0, device_in.get(), out.get());
+    return out.to_host();
+}
+
+std::vector<int> shuffle_across_iterations(const std::vector<int>& in) {
+    DeviceArray<int> device_in(in);
+    DeviceArray<int> out(32);
+    gpu::launch(shuffle_across_iterations_kernel, dim3(1), dim3(32), 0, device_in.get(), out.get());
     return out.to_host();
 }
 

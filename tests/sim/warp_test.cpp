@@ -172,6 +172,49 @@ TEST_CASE("lanes see each other's shared memory writes after __syncwarp(), in ev
     CHECK(wrong_results(false) > 0);
 }
 
+// Since Volta a *_sync function meets the lanes of its mask at any call of the same operation
+// with the same mask, not only at the same line (PTX ISA, bar.warp.sync and shfl.sync).
+TEST_CASE("__syncwarp() called on two lines of an if still meets, in every order",
+          "[sim][warp][order]") {
+    const std::vector<int> in = random_ints(threads, 6);
+    for (const char* order : {"forward", "reverse", "random:12345", "random:99"}) {
+        ScopedThreadOrder scoped(order);
+        INFO("order " << order);
+        const std::vector<int> out = syncwarp_in_both_branches(in);
+        int wrong = 0;
+        for (int i = 0; i < threads; ++i) wrong += out[i] != in[i - i % 32 + (i % 32 + 1) % 32];
+        CHECK(wrong == 0);
+    }
+}
+
+TEST_CASE("__shfl_sync() called on two lines of an if exchanges the lanes' values", "[sim][warp]") {
+    const std::vector<int> in = random_ints(threads, 7);
+    const std::vector<int> out = shuffle_in_both_branches(in);
+    for (int i = 0; i < threads; ++i) {
+        const int lane = i % 32;
+        INFO("thread " << i);
+        CHECK(out[i] == in[lane % 2 == 0 ? i + 1 : i - lane]);
+    }
+}
+
+TEST_CASE("lanes meet at one __syncwarp() line however often each has called it before",
+          "[sim][warp]") {
+    const std::vector<int> in = random_ints(2, 8);
+    const std::vector<int> out = syncwarp_after_a_solo_one(in);
+    CHECK(out == std::vector<int>{in[1], in[0]});
+}
+
+TEST_CASE("lanes at different iterations of one shuffle line meet when their masks agree",
+          "[sim][warp]") {
+    const std::vector<int> in = random_ints(32, 9);
+    const std::vector<int> out = shuffle_across_iterations(in);
+    for (int lane = 0; lane < 32; ++lane) {
+        const int pair = in[lane] + in[lane ^ 1];  // each side's value after one pass
+        INFO("lane " << lane);
+        CHECK(out[lane] == (lane < 16 ? 2 * pair : pair));
+    }
+}
+
 TEST_CASE("a warp-shuffle reduction gives every block's sum", "[sim][warp]") {
     std::mt19937 rng(6);
     std::uniform_int_distribution<int> value(-8, 8);

@@ -113,21 +113,12 @@ struct WarpRequest {
     std::uint64_t result = 0;
 };
 
-// How many times a thread has reached one warp operation (its file:line): lanes pair up only at
-// the same occurrence, so lanes in different iterations of one loop are never matched.
-struct Occurrence {
-    std::source_location where;
-    std::uint32_t count = 0;
-};
-
 struct CudaThread {
     uint3 index{};
     ctx::fiber fiber;  // its suspended context; empty before it starts and after it ends
     bool started = false;
     Wait wait = Wait::none;
-    std::source_location where;    // of the barrier or warp operation it waits at
-    std::uint32_t occurrence = 0;  // of the warp operation it waits at
-    std::vector<Occurrence> warp_operations_reached;
+    std::source_location where;  // of the barrier or warp operation it waits at
     WarpRequest warp;
     void* fake_stack = nullptr;  // AddressSanitizer's bookkeeping while suspended
 };
@@ -343,9 +334,18 @@ std::uint64_t warp_result(const CudaThread* lanes, unsigned present, int lane) {
     return 0;
 }
 
-// Releases every warp whose participating lanes all wait at the same warp operation, reached
-// the same number of times. Returns whether any warp was released. A mask naming a lane that has
-// exited is an error: that lane can never arrive (on a GPU the result is undefined).
+// Whether lane `other` waits at a warp operation that meets `lead`'s: since Volta (sm_70) a
+// *_sync function waits until every lane of its mask has called one with the same mask and the
+// same operation (PTX's "same qualifiers"), from any line of the kernel. So two halves of an if
+// may each call __syncwarp() and still meet. (Before Volta all lanes had to call the same one.)
+bool meets(const CudaThread& other, const CudaThread& lead) {
+    return other.wait == Wait::warp && other.warp.op == lead.warp.op &&
+           other.warp.mask == lead.warp.mask && other.warp.width == lead.warp.width;
+}
+
+// Releases every warp whose participating lanes all wait at warp operations that meet (meets).
+// Returns whether any warp was released. A mask naming a lane that has exited is an error: that
+// lane can never arrive (on a GPU the result is undefined).
 bool release_warps(BlockRun& run) {
     bool released = false;
     const int count = static_cast<int>(run.threads.size());
@@ -367,9 +367,7 @@ bool release_warps(BlockRun& run) {
                                     ", but that lane has exited; a mask may name only lanes "
                                     "that reach this warp operation");
                 present |= 1u << l;
-                ready = ready && lanes[l].wait == Wait::warp &&
-                        same_place(lanes[l].where, lead.where) &&
-                        lanes[l].occurrence == lead.occurrence;
+                ready = ready && meets(lanes[l], lead);
             }
             if (!ready) continue;
             for (int l = 0; l < lane_count; ++l)
@@ -383,34 +381,76 @@ bool release_warps(BlockRun& run) {
     return released;
 }
 
-// Why a block whose threads all wait cannot go on: the first two threads waiting at different
-// places, each with the file:line it waits at.
-std::string stuck_message(const BlockRun& run) {
-    const CudaThread* first = nullptr;
-    const CudaThread* other = nullptr;
-    for (const CudaThread& t : run.threads) {
-        if (t.wait == Wait::done) continue;
-        if (first == nullptr) {
-            first = &t;
-        } else if (!same_place(t.where, first->where) || t.wait != first->wait) {
-            other = &t;
-            break;
-        }
+const char* name_of(WarpOp op) {
+    switch (op) {
+        case WarpOp::shfl:
+            return "__shfl_sync()";
+        case WarpOp::shfl_up:
+            return "__shfl_up_sync()";
+        case WarpOp::shfl_down:
+            return "__shfl_down_sync()";
+        case WarpOp::shfl_xor:
+            return "__shfl_xor_sync()";
+        case WarpOp::ballot:
+            return "__ballot_sync()";
+        case WarpOp::any:
+            return "__any_sync()";
+        case WarpOp::all:
+            return "__all_sync()";
+        case WarpOp::syncwarp:
+            return "__syncwarp()";
+        case WarpOp::mma:
+            return "mma_sync()";
     }
-    auto describe = [](const CudaThread& t) {
-        return "thread " + str(t.index) + " waits at " +
-               (t.wait == Wait::barrier ? "__syncthreads()" : "a warp operation") + " at " +
-               where_str(t.where);
-    };
+    return "a warp operation";
+}
+
+std::string describe_wait(const CudaThread& t) {
+    if (t.wait == Wait::barrier)
+        return "thread " + str(t.index) + " waits at __syncthreads() at " + where_str(t.where);
+    return "thread " + str(t.index) + " waits at " + name_of(t.warp.op) + " with mask 0x" +
+           hex(t.warp.mask) + " at " + where_str(t.where);
+}
+
+// Why a block whose threads all wait cannot go on, with the file:line each side waits at. When
+// all wait at barriers: two threads at different __syncthreads(). Otherwise: a thread at a warp
+// operation and a lane of its mask that waits at something it cannot meet (meets).
+std::string stuck_message(const BlockRun& run) {
     const bool all_barriers = std::all_of(run.threads.begin(), run.threads.end(), [](auto& t) {
         return t.wait == Wait::done || t.wait == Wait::barrier;
     });
+    const CudaThread* first = nullptr;
+    const CudaThread* other = nullptr;
+    for (std::size_t i = 0; i < run.threads.size() && other == nullptr; ++i) {
+        const CudaThread& t = run.threads[i];
+        if (t.wait == Wait::done) continue;
+        if (all_barriers) {
+            if (first == nullptr)
+                first = &t;
+            else if (!same_place(t.where, first->where))
+                other = &t;
+            continue;
+        }
+        if (first == nullptr) first = &t;  // if no pair below is found
+        if (t.wait != Wait::warp) continue;
+        const std::size_t warp_start = i - i % warpSize;
+        for (int l = 0; l < warpSize && warp_start + l < run.threads.size(); ++l) {
+            const CudaThread& lane = run.threads[warp_start + l];
+            if ((t.warp.mask >> l & 1u) && lane.wait != Wait::done && !meets(lane, t)) {
+                first = &t;
+                other = &lane;
+                break;
+            }
+        }
+    }
     std::string message =
         all_barriers ? "divergent __syncthreads() in block " : "deadlock in block ";
-    message += str(blockIdx) + ": " + describe(*first);
-    if (other != nullptr) message += ", while " + describe(*other);
-    message += all_barriers ? "; every thread of a block must reach the same __syncthreads()"
-                            : "; a warp operation waits for a lane that is waiting elsewhere";
+    message += str(blockIdx) + ": " + describe_wait(*first);
+    if (other != nullptr) message += ", while " + describe_wait(*other);
+    message += all_barriers
+                   ? "; every thread of a block must reach the same __syncthreads()"
+                   : "; a warp operation waits until every lane of its mask calls the same "
+                     "operation with the same mask (from any line)";
     return message;
 }
 
@@ -621,12 +661,6 @@ std::uint64_t warp_exchange(WarpOp op, unsigned mask, std::uint64_t value, int p
                         " and calls it with mask 0x" + hex(mask) +
                         ", which leaves itself out; a lane calling a *_sync function must be in "
                         "its mask");
-    auto reached =
-        std::find_if(me.warp_operations_reached.begin(), me.warp_operations_reached.end(),
-                     [&](const Occurrence& o) { return same_place(o.where, where); });
-    if (reached == me.warp_operations_reached.end())
-        reached = me.warp_operations_reached.insert(reached, Occurrence{where, 0});
-    me.occurrence = reached->count++;
     me.warp = WarpRequest{op, mask, value, parameter, width, 0};
     suspend(run, Wait::warp, where);
     return me.warp.result;
