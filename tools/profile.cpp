@@ -449,6 +449,26 @@ int profile_on_gpu(const Options& options) {
 
 }  // namespace
 
+// Nsight Compute has no one metric for the rows print_kernel names in plain words only; what it
+// counts instead, per warp-level instruction (its metrics reference and nvprof-to-ncu table).
+void print_ncu_names_of_plain_rows() {
+    std::puts(
+        "\nThe rows in plain words, as Nsight Compute counts them (per warp-level instruction):\n"
+        "  atomics (global)   smsp__inst_executed_op_global_red.sum (an atomic whose result is\n"
+        "                     unused compiles to RED) + "
+        "smsp__inst_executed_op_generic_atom_dot_alu.sum\n"
+        "                     + smsp__inst_executed_op_generic_atom_dot_cas.sum (atomicCAS)\n"
+        "  atomics (shared)   smsp__inst_executed_op_shared_atom.sum\n"
+        "                     + smsp__inst_executed_op_shared_atom_dot_alu.sum\n"
+        "                     + smsp__inst_executed_op_shared_atom_dot_cas.sum (a "
+        "compare-and-swap\n"
+        "                     loop, where nvcc makes one, counts each try)\n"
+        "  barriers, warp operations: no metric of their own; ncu's Instruction Statistics\n"
+        "                     section (sass__inst_executed_per_opcode) counts the BAR, SHFL, VOTE\n"
+        "                     and WARPSYNC instructions, and nvcc may drop a __syncwarp() it can\n"
+        "                     prove needless");
+}
+
 int profile_main(const Args& args) {
     Options options("profile", args,
                     {"--op", "--backend", "--version", "--shape", "--json", "--seed", "--gpu"},
@@ -491,6 +511,7 @@ int profile_main(const Args& args) {
         print_kernel(row, gpu);
         if (options.has("--lines")) print_lines(row);
     }
+    print_ncu_names_of_plain_rows();
     if (!json.empty()) write_json(json, rows, gpu, cases);
     return passed ? 0 : 1;
 #endif
