@@ -15,9 +15,11 @@ std::atomic<bool> on{false};
 std::mutex mutex;
 std::vector<LaunchOccupancy> entries;
 
-void check(cudaError_t status, const char* what) {
+// `site` is the launch's file:line: the error belongs to that launch.
+void check(cudaError_t status, const char* what, const std::string& site) {
     if (status != cudaSuccess)
-        throw CudaError(std::string(what) + ": " + cudaGetErrorString(status));
+        throw CudaError(std::string(what) + " for the launch at " + site + ": " +
+                        cudaGetErrorString(status));
 }
 
 bool same_launch(const LaunchOccupancy& a, const LaunchOccupancy& b) {
@@ -54,18 +56,18 @@ void log_launch(const void* kernel, const unsigned grid[3], const unsigned block
     }
     launch.dynamic_shared = dynamic_shared;
     cudaFuncAttributes attributes{};
-    check(cudaFuncGetAttributes(&attributes, kernel), "cudaFuncGetAttributes");
+    check(cudaFuncGetAttributes(&attributes, kernel), "cudaFuncGetAttributes", launch.site);
     launch.registers = attributes.numRegs;
     launch.static_shared = attributes.sharedSizeBytes;
     const int threads = int(block[0] * block[1] * block[2]);
     check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&launch.blocks_per_sm, kernel, threads,
                                                         dynamic_shared),
-          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor", launch.site);
     launch.warps_per_sm = launch.blocks_per_sm * ((threads + 31) / 32);
     int device = 0, threads_per_sm = 0;
-    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaGetDevice(&device), "cudaGetDevice", launch.site);
     check(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device),
-          "cudaDeviceGetAttribute");
+          "cudaDeviceGetAttribute", launch.site);
     launch.max_warps_per_sm = threads_per_sm / 32;
     std::lock_guard lock(mutex);
     for (LaunchOccupancy& seen : entries)

@@ -95,11 +95,11 @@ void Event::record(const Stream& stream, std::source_location where) {
 void Event::synchronize(std::source_location where) const {
     check(cudaEventSynchronize(static_cast<cudaEvent_t>(handle_)), "cudaEventSynchronize", where);
 }
-double Event::milliseconds_since(const Event& start) const {
+double Event::milliseconds_since(const Event& start, std::source_location where) const {
     float ms = 0;
     check(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start.handle_),
                                static_cast<cudaEvent_t>(handle_)),
-          "cudaEventElapsedTime", std::source_location::current());
+          "cudaEventElapsedTime", where);
     return ms;
 }
 
@@ -119,9 +119,9 @@ void fill_bytes_async(void* dst, unsigned char value, std::size_t bytes,
 }
 
 void Graph::launch(const Stream& stream, std::source_location where) const {
-    check(cudaGraphLaunch(state_->exec, cuda(stream)), "cudaGraphLaunch", where);
+    check(cudaGraphLaunch(state(where).exec, cuda(stream)), "cudaGraphLaunch", where);
 }
-std::size_t Graph::operations() const { return state_->operations; }
+std::size_t Graph::operations() const { return state_ ? state_->operations : 0; }
 
 GraphCapture::GraphCapture(const Stream& stream, std::source_location where) : stream_(&stream) {
     check(cudaStreamBeginCapture(cuda(stream), cudaStreamCaptureModeGlobal),
@@ -176,8 +176,8 @@ void Event::record(const Stream& stream, std::source_location where) {
 void Event::synchronize(std::source_location where) const {
     sim::streams::synchronize_event(sim_event(*this), where);
 }
-double Event::milliseconds_since(const Event& start) const {
-    return 1e3 * sim::streams::seconds_between(sim_event(start), sim_event(*this));
+double Event::milliseconds_since(const Event& start, std::source_location where) const {
+    return 1e3 * sim::streams::seconds_between(sim_event(start), sim_event(*this), where);
 }
 
 void copy_to_device_async(float* dst, const float* src, std::int64_t count, const Stream& stream,
@@ -210,9 +210,11 @@ void fill_bytes_async(void* dst, unsigned char value, std::size_t bytes,
 }
 
 void Graph::launch(const Stream& stream, std::source_location where) const {
-    sim::streams::launch_graph(state_->graph, sim_stream(stream), where);
+    sim::streams::launch_graph(state(where).graph, sim_stream(stream), where);
 }
-std::size_t Graph::operations() const { return sim::streams::graph_operations(state_->graph); }
+std::size_t Graph::operations() const {
+    return state_ ? sim::streams::graph_operations(state_->graph) : 0;
+}
 
 GraphCapture::GraphCapture(const Stream& stream, std::source_location where) : stream_(&stream) {
     sim::streams::begin_capture(sim_stream(stream), where);
@@ -228,6 +230,14 @@ Graph GraphCapture::finish(std::source_location where) {
 #endif
 
 Graph::Graph(std::unique_ptr<State> state) : state_(std::move(state)) {}
+const Graph::State& Graph::state(std::source_location where) const {
+    if (!state_)
+        throw CudaError(std::string("Graph::launch at ") + where.file_name() + ":" +
+                        std::to_string(where.line()) +
+                        ": this Graph was moved from and holds no graph; launch the one it was "
+                        "moved to");
+    return *state_;
+}
 Graph::Graph(Graph&&) noexcept = default;
 Graph& Graph::operator=(Graph&&) noexcept = default;
 Graph::~Graph() = default;

@@ -86,7 +86,8 @@ public:
     // Milliseconds from `start`'s mark to this one's, both recorded and finished
     // (cudaEventElapsedTime). In the simulator: host time between the two records, which says
     // nothing about a GPU.
-    double milliseconds_since(const Event& start) const;
+    double milliseconds_since(const Event& start,
+                              std::source_location where = std::source_location::current()) const;
 
 private:
     void* handle_ = nullptr;
@@ -131,15 +132,17 @@ public:
 
     // Runs every operation the capture recorded, on `stream`, in an order the capture allows; the
     // kernels see the arguments they were captured with (the same buffers, the same sizes).
+    // A graph that was moved from holds nothing: launching it is a CudaError.
     void launch(const Stream& stream,
                 std::source_location where = std::source_location::current()) const;
-    // The operations it holds: kernels, copies, fills.
+    // The operations it holds: kernels, copies, fills (none once moved from).
     std::size_t operations() const;
 
 private:
     friend class GraphCapture;
     struct State;
     explicit Graph(std::unique_ptr<State> state);
+    const State& state(std::source_location where) const;  // throws once moved from
     std::unique_ptr<State> state_;
 };
 

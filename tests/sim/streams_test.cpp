@@ -389,6 +389,39 @@ TEST_CASE("a graph launched after a buffer it uses was freed fails instead of to
                Contains("argument 0 is a host pointer"));
 }
 
+TEST_CASE("a graph that was moved from refuses to launch, naming the caller's line",
+          "[sim][streams][graphs]") {
+    const gpu::Stream stream("step");
+    const std::shared_ptr<float> x = upload(0.0f);
+    gpu::GraphCapture capture(stream);
+    {
+        const gpu::StreamScope scope(stream);
+        add_one(x.get(), n);
+    }
+    gpu::Graph graph = capture.finish();
+    const gpu::Graph moved = std::move(graph);
+    CHECK(graph.operations() == 0);  // a moved-from graph: what this test is about
+    const int line = __LINE__ + 1;
+    const std::string message = message_of<CudaError>([&] { graph.launch(stream); });
+    CHECK_THAT(message, Contains(file_and_line(__FILE__, line)) && Contains("was moved from"));
+    moved.launch(stream);
+    stream.synchronize();
+    CHECK(download(x) == std::vector<float>(n, 1.0f));
+}
+
+TEST_CASE("the time between two events needs both recorded, and names the caller's line",
+          "[sim][streams]") {
+    const gpu::Stream stream("step");
+    gpu::Event start, end;
+    start.record(stream);
+    const int line = __LINE__ + 1;
+    const std::string message = message_of<CudaError>([&] { end.milliseconds_since(start); });
+    CHECK_THAT(message, Contains(file_and_line(__FILE__, line)) &&
+                            Contains("the end event was never recorded"));
+    end.record(stream);
+    CHECK(end.milliseconds_since(start) >= 0.0);
+}
+
 TEST_CASE("the trace lists every operation, record and wait with its stream, in issue order",
           "[sim][streams]") {
     const gpu::Stream copy("copy"), compute("compute");

@@ -390,9 +390,11 @@ void synchronize_event(const Event* event, std::source_location where) {
     host_waited(s, where);
 }
 
-double seconds_between(const Event* start, const Event* end) {
+double seconds_between(const Event* start, const Event* end, std::source_location where) {
     if (!start->recorded || !end->recorded)
-        throw CudaError("Event::milliseconds_since: both events must have been recorded");
+        throw CudaError("Event::milliseconds_since at " + where_str(where) + ": the " +
+                        (start->recorded ? "end" : "start") +
+                        " event was never recorded; both must be");
     return std::chrono::duration<double>(end->time - start->time).count();
 }
 

@@ -68,7 +68,7 @@ void record(Event* event, Stream* stream, std::source_location where);
 void wait(Stream* stream, const Event* event, std::source_location where);
 void synchronize_event(const Event* event, std::source_location where);
 // Host seconds from `start`'s record to `end`'s.
-double seconds_between(const Event* start, const Event* end);
+double seconds_between(const Event* start, const Event* end, std::source_location where);
 
 void synchronize_stream(Stream* stream, std::source_location where);
 void synchronize_device(std::source_location where);
