@@ -336,11 +336,13 @@ std::uint64_t warp_result(const CudaThread* lanes, unsigned present, int lane) {
 
 // Whether lane `other` waits at a warp operation that meets `lead`'s: since Volta (sm_70) a
 // *_sync function waits until every lane of its mask has called one with the same mask and the
-// same operation (PTX's "same qualifiers"), from any line of the kernel. So two halves of an if
-// may each call __syncwarp() and still meet. (Before Volta all lanes had to call the same one.)
+// same operation (PTX's "same qualifiers"), from any line of the kernel and however often each
+// lane called it before. So the two sides of an if may each call __syncwarp() and still meet.
+// (Before Volta all lanes had to call the same one, together.) Each lane's own width and source
+// lane are its operands, not qualifiers: they may differ.
 bool meets(const CudaThread& other, const CudaThread& lead) {
     return other.wait == Wait::warp && other.warp.op == lead.warp.op &&
-           other.warp.mask == lead.warp.mask && other.warp.width == lead.warp.width;
+           other.warp.mask == lead.warp.mask;
 }
 
 // Releases every warp whose participating lanes all wait at warp operations that meet (meets).

@@ -137,7 +137,7 @@ struct MmaRequest {
 void syncthreads(std::source_location where);
 
 // Blocks the calling lane until every lane of `mask` in its warp has called the same kind of
-// warp operation with the same mask and width (from any line, as on a GPU since Volta), then
+// warp operation with the same mask (from any line, as on a GPU since Volta), then
 // returns this lane's result: for shuffles the 8 bytes of the source lane's value, for votes the
 // ballot mask or the any/all answer.
 std::uint64_t warp_exchange(WarpOp op, unsigned mask, std::uint64_t value, int parameter, int width,
