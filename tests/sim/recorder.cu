@@ -169,6 +169,8 @@ __global__ void write_past_end_kernel(float* out, int n) {
     (void)n;
 }
 
+__global__ void write_inside_kernel(float* out) { out[threadIdx.x] = 1.0f; }
+
 __global__ void missing_bounds_check_kernel(const float* in, float* out, int n) {
     const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
     out[i] = fmaxf(in[i], 0.0f);  // planted: missing_bounds_check first
@@ -263,6 +265,14 @@ void run_pattern(Pattern pattern, const int* host_index) {
 void run_barriers_and_shuffle() {
     DeviceArray<float> out(2 * lanes);
     gpu::launch(barriers_and_shuffle_kernel, dim3(1), dim3(2 * lanes), 0, out.get());
+}
+
+void write_past_end_of(float* buffer) {
+    gpu::launch(write_past_end_kernel, dim3(1), dim3(lanes), 0, buffer, lanes);
+}
+
+void write_inside(float* buffer) {
+    gpu::launch(write_inside_kernel, dim3(1), dim3(lanes), 0, buffer);
 }
 
 void run_planted(Planted bug) {

@@ -30,6 +30,11 @@ void run_pattern(Pattern pattern, const int* host_index);
 // Two warps (64 threads): two __syncthreads() and one __shfl_xor_sync by every lane.
 void run_barriers_and_shuffle();
 
+// On `buffer` (32 floats, from gpu::device_allocate, kept by the caller between launches): one
+// warp writes buffer[lane + 1], the last lane one float past the end; or buffer[lane], inside.
+void write_past_end_of(float* buffer);
+void write_inside(float* buffer);
+
 // Classic bugs, each planted in a small kernel of its own. The line the race checker must name
 // for each is marked in recorder.cu with a comment "// planted: <name> <first|second>".
 enum class Planted {

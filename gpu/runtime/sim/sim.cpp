@@ -28,6 +28,7 @@
 #include <mutex>
 #include <new>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <shared_mutex>
 #include <vector>
@@ -142,6 +143,11 @@ struct BlockRun {
     StackPool* stacks = nullptr;
     recorder::Launch* recording = nullptr;  // the access recorder's launch, when it records
     std::string launch_site;                // file:line of the launch, for messages
+    // While find_guard_writer runs a launch again: the guard bytes to watch after each stretch a
+    // CUDA thread runs, and the first thread seen changing them.
+    const unsigned char* watched = nullptr;
+    std::size_t watched_bytes = 0;
+    std::optional<uint3> writer;
 };
 
 thread_local BlockRun* current_block = nullptr;
@@ -475,6 +481,8 @@ bool release_barrier(BlockRun& run) {
     return true;
 }
 
+bool guard_changed(const BlockRun& run);  // (device memory, below)
+
 // The order in which a pass visits the threads.
 void arrange(std::vector<std::size_t>& order, const ThreadOrder& knob, std::mt19937_64& random) {
     std::iota(order.begin(), order.end(), std::size_t{0});
@@ -505,8 +513,12 @@ void run_block(BlockRun& run, const ThreadOrder& knob, std::uint64_t block_numbe
     std::vector<std::size_t> order(run.threads.size());
     while (true) {
         arrange(order, knob, random);
-        for (std::size_t slot : order)
-            if (run.threads[slot].wait == Wait::none) resume(run, run.threads[slot], slot);
+        for (std::size_t slot : order) {
+            if (run.threads[slot].wait != Wait::none) continue;
+            resume(run, run.threads[slot], slot);
+            if (run.watched != nullptr && !run.writer && guard_changed(run))
+                run.writer = run.threads[slot].index;
+        }
         const bool finished = std::all_of(run.threads.begin(), run.threads.end(),
                                           [](const CudaThread& t) { return t.wait == Wait::done; });
         if (finished) break;
@@ -600,26 +612,29 @@ const std::vector<unsigned char>& intact_guard() {
     return bytes;
 }
 
-// After a launch: the first allocation whose guard bytes a kernel changed, restored so that the
-// next launch starts clean, as an error naming the launch.
-void check_guards(std::source_location where) {
+bool guard_changed(const BlockRun& run) {
+    return std::memcmp(run.watched, intact_guard().data(), run.watched_bytes) != 0;
+}
+
+// An allocation whose guard bytes a kernel changed: its size, and the first byte changed.
+struct ChangedGuard {
+    unsigned char* guard;
+    std::size_t buffer_bytes, first_changed;
+};
+
+// After a launch: the first allocation whose guard bytes a kernel changed, if any.
+std::optional<ChangedGuard> changed_guard() {
     const std::vector<unsigned char>& intact = intact_guard();
-    if (intact.empty()) return;  // no guards under AddressSanitizer (device_guard_bytes)
+    if (intact.empty()) return std::nullopt;  // no guards under AddressSanitizer
     std::shared_lock lock(allocations_mutex);
     for (auto [start, bytes] : allocations()) {
         auto* guard = reinterpret_cast<unsigned char*>(start) + bytes;
         if (std::memcmp(guard, intact.data(), intact.size()) == 0) continue;
-        for (std::size_t i = 0; i < intact.size(); ++i) {
-            if (guard[i] == guard_pattern) continue;
-            std::memset(guard, guard_pattern, device_guard_bytes());
-            throw CudaError("kernel launched at " + where_str(where) +
-                            " wrote past the end of a device buffer of " + std::to_string(bytes) +
-                            " bytes (" + std::to_string(i + 1) +
-                            " bytes past it); on a GPU this corrupts a neighbouring buffer or "
-                            "is an illegal memory access. TRIPTYCH_SIM_RACECHECK=1 names the "
-                            "thread, the block and the line");
-        }
+        std::size_t i = 0;
+        while (guard[i] == guard_pattern) ++i;
+        return ChangedGuard{guard, bytes, i};
     }
+    return std::nullopt;
 }
 
 }  // namespace
@@ -821,13 +836,79 @@ void set_max_dynamic_shared_bytes(std::size_t bytes) {
     max_dynamic_shared = std::max<std::size_t>(bytes, 48 * 1024);
 }
 
+namespace {
+
+// What every block of one launch shares.
+struct LaunchParts {
+    dim3 grid, block;
+    std::size_t shared_bytes = 0;
+    ThreadBody body = nullptr;
+    const void* context = nullptr;
+    std::string site;  // file:line of the launch
+};
+
+uint3 block_index(std::uint64_t b, dim3 grid) {
+    return uint3{unsigned(b % grid.x), unsigned(b / grid.x % grid.y),
+                 unsigned(b / (std::uint64_t(grid.x) * grid.y))};
+}
+
+// Makes `run` ready to run blocks of `launch` on the calling host thread.
+void set_up(BlockRun& run, const LaunchParts& launch, StackPool& stacks,
+            std::byte* dynamic_shared) {
+    run.body = launch.body;
+    run.context = launch.context;
+    run.threads.resize(std::size_t(launch.block.x) * launch.block.y * launch.block.z);
+    run.stacks = &stacks;
+    run.dynamic_shared = dynamic_shared;
+    run.dynamic_shared_bytes = launch.shared_bytes;
+    run.launch_site = launch.site;
+    gridDim = launch.grid;
+    blockDim = launch.block;
+    current_block = &run;
+}
+
+// Which thread of which block wrote into `changed`'s guard: the launch runs again, one block at a
+// time on this host thread, and the guard's bytes up to the first one changed are compared after
+// every stretch a CUDA thread runs. The first run's outputs are in place, so a kernel that updates
+// its data in place computes other values this time; but a write past the end that follows from
+// the indices (a missing bounds check, the usual cause) happens again. Returns "thread (x,y,z) of
+// block (x,y,z)", or nothing if the second run wrote no watched byte.
+std::optional<std::string> find_guard_writer(const LaunchParts& launch,
+                                             const ChangedGuard& changed) {
+    std::memset(changed.guard, guard_pattern, device_guard_bytes());
+    StackPool stacks;
+    std::unique_ptr<std::byte[]> shared(launch.shared_bytes > 0 ? new std::byte[launch.shared_bytes]
+                                                                : nullptr);
+    BlockRun run;
+    set_up(run, launch, stacks, shared.get());
+    run.watched = changed.guard;
+    run.watched_bytes = changed.first_changed + 1;
+    const ThreadOrder knob = thread_order();
+    const std::uint64_t blocks = std::uint64_t(launch.grid.x) * launch.grid.y * launch.grid.z;
+    std::optional<std::string> found;
+    for (std::uint64_t b = 0; b < blocks && !found; ++b) {
+        blockIdx = block_index(b, launch.grid);
+        try {
+            run_block(run, knob, b);
+        } catch (...) {  // the first run's error, if it had one, is the one reported
+        }
+        if (run.writer) found = "thread " + str(*run.writer) + " of block " + str(blockIdx);
+    }
+    current_block = nullptr;
+    std::memset(changed.guard, guard_pattern, device_guard_bytes());
+    return found;
+}
+
+}  // namespace
+
 void run_grid(dim3 grid, dim3 block, std::size_t shared_bytes, std::source_location where,
               ThreadBody thread_body, const void* context, const void* kernel) {
     validate_launch(grid, block, shared_bytes, where);
+    const LaunchParts launch{grid, block, shared_bytes, thread_body, context, where_str(where)};
     const unsigned grid_dims[3] = {grid.x, grid.y, grid.z};
     const unsigned block_dims[3] = {block.x, block.y, block.z};
     recorder::Launch* recording =
-        recorder::launch_begin(kernel, grid_dims, block_dims, shared_bytes, where_str(where));
+        recorder::launch_begin(kernel, grid_dims, block_dims, shared_bytes, launch.site);
     const ThreadOrder knob = thread_order();
     const std::uint64_t blocks = std::uint64_t(grid.x) * grid.y * grid.z;
     const std::size_t threads = std::size_t(block.x) * block.y * block.z;
@@ -837,21 +918,12 @@ void run_grid(dim3 grid, dim3 block, std::size_t shared_bytes, std::source_locat
 #pragma omp parallel if (blocks > 1) num_threads(simulator_threads(threads))
     {
         thread_local StackPool stacks;
-        BlockRun run;
-        run.body = thread_body;
-        run.context = context;
-        run.threads.resize(threads);
-        run.stacks = &stacks;
         // Exact size, so AddressSanitizer catches an access one byte past the end.
         std::unique_ptr<std::byte[]> dynamic_shared(shared_bytes > 0 ? new std::byte[shared_bytes]
                                                                      : nullptr);
-        run.dynamic_shared = dynamic_shared.get();
-        run.dynamic_shared_bytes = shared_bytes;
+        BlockRun run;
+        set_up(run, launch, stacks, dynamic_shared.get());
         run.recording = recording;
-        run.launch_site = where_str(where);
-        gridDim = grid;
-        blockDim = block;
-        current_block = &run;
         if (recording != nullptr)
             recorder::worker_begin(recording, run.dynamic_shared, shared_bytes);
 
@@ -861,8 +933,7 @@ void run_grid(dim3 grid, dim3 block, std::size_t shared_bytes, std::source_locat
                 std::lock_guard lock(error_mutex);
                 if (first_error) continue;  // a block failed: skip the rest
             }
-            blockIdx = uint3{unsigned(b % grid.x), unsigned(b / grid.x % grid.y),
-                             unsigned(b / (std::uint64_t(grid.x) * grid.y))};
+            blockIdx = block_index(std::uint64_t(b), grid);
             try {
                 run_block(run, knob, std::uint64_t(b));
             } catch (...) {
@@ -873,11 +944,38 @@ void run_grid(dim3 grid, dim3 block, std::size_t shared_bytes, std::source_locat
         if (recording != nullptr) recorder::worker_end(recording);
         current_block = nullptr;
     }
-    // A kernel's own error comes first; what the recorder found is then dropped.
+    // A kernel's own error comes first, then what the recorder found, then the guard bytes; each
+    // way out leaves the guards intact for the next launch.
+    const std::optional<ChangedGuard> changed = changed_guard();
+    const auto restore_guard = [&] {
+        if (changed) std::memset(changed->guard, guard_pattern, device_guard_bytes());
+    };
     if (recording != nullptr && first_error) recorder::launch_abandoned(recording);
-    if (first_error) std::rethrow_exception(first_error);
-    if (recording != nullptr) recorder::launch_end(recording);  // throws for the races it found
-    check_guards(where);
+    if (first_error) {
+        restore_guard();
+        std::rethrow_exception(first_error);
+    }
+    if (recording != nullptr) {
+        try {
+            recorder::launch_end(recording);  // throws for the races it found
+        } catch (...) {
+            restore_guard();
+            throw;
+        }
+    }
+    if (!changed) return;
+    // The recorder's instrumented kernels are not run again outside a recording.
+    const std::optional<std::string> writer =
+        recording == nullptr ? find_guard_writer(launch, *changed) : std::nullopt;
+    restore_guard();
+    throw CudaError(
+        "kernel launched at " + launch.site + " wrote past the end of a device buffer of " +
+        std::to_string(changed->buffer_bytes) + " bytes (" +
+        std::to_string(changed->first_changed + 1) +
+        (changed->first_changed == 0 ? " byte" : " bytes") + " past it)" +
+        (writer ? "; run again block by block, " + *writer + " wrote there first" : "") +
+        ". On a GPU this corrupts a neighbouring buffer or is an illegal memory "
+        "access. TRIPTYCH_SIM_RACECHECK=1 names the line");
 }
 
 }  // namespace triptych::sim

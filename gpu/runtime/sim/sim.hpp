@@ -149,10 +149,11 @@ void* dynamic_shared_memory();
 // Device memory: host memory registered as "device", so a launch can refuse host pointers.
 // Fresh allocations are filled with 0xFF bytes (NaN as float), as a GPU leaves garbage. Each is
 // followed by device_guard_bytes() (16 KiB, more than a block of threads can overrun a buffer by)
-// of a known pattern, checked after every launch: a kernel that
-// writes past the end of a buffer fails its launch (under TRIPTYCH_SIM_RACECHECK=1 the error names
-// the thread, the block and the line). Under AddressSanitizer there are none: it stops at the
-// write itself, and names the CUDA thread and block.
+// of a known pattern, checked after every launch: a kernel that writes past the end of a buffer
+// fails its launch, with the thread and block that wrote there (the launch runs again, a block
+// at a time, with the guard watched; under TRIPTYCH_SIM_RACECHECK=1 the error names the line
+// too). Under AddressSanitizer there are none: it stops at the write itself, and names the CUDA
+// thread and block.
 std::size_t device_guard_bytes();
 void* device_malloc(std::size_t bytes);
 void device_free(void* pointer);
