@@ -6,6 +6,7 @@
 #include <bit>
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "check/crosscheck.hpp"
@@ -14,6 +15,10 @@
 #include "tests/seed.hpp"
 #include "tests/test_backend.hpp"
 #include "tests/variants.hpp"
+#include "triptych_config.hpp"
+#if TRIPTYCH_GPU_SIM
+#include "gpu/runtime/sim/sim.hpp"
+#endif
 
 using namespace triptych;
 using testing::check_default_cases;
@@ -133,3 +138,39 @@ TEST_CASE(
     CHECK(all_equal(bits_for_thread_counts([&] { return b.mse_loss(X, T, grad); })));
     CHECK(all_equal(bits_for_thread_counts([&] { return b.softmax_cross_entropy(X, L, grad); })));
 }
+
+#if TRIPTYCH_GPU_SIM
+// A cudaMalloc and a cudaFree each wait for the whole device: an op called every training step
+// must not pay them on every call. The simulator counts its device allocations.
+TEST_CASE(
+    "the GPU variants' sums and MSE losses allocate no device memory once their workspace is "
+    "there",
+    "[reduce][losses]") {
+    Rng rng(testing::seed());
+    std::vector<float> values(65537), target(values.size());
+    rng.uniform(values, -1, 1);
+    rng.uniform(target, -1, 1);
+    for (const char* variant : {"gpu_naive", "gpu_tiled"}) {
+        for (const KernelVersion& v : kernel_versions(variant, Op::sum)) {
+            const Backend& b = backend(std::string(variant) + "@" + std::to_string(v.number));
+            const Tensor x = b.upload(Shape{std::int64_t(values.size())}, values);
+            for (Reduction mode : {Reduction::fast, Reduction::deterministic}) {
+                INFO(b.name() << (mode == Reduction::fast ? " fast" : " deterministic"));
+                b.sum(x, mode);  // may grow the workspace
+                const std::uint64_t before = sim::device_mallocs();
+                for (int call = 0; call < 3; ++call) b.sum(x, mode);
+                CHECK(sim::device_mallocs() == before);
+            }
+        }
+        const Backend& b = backend(variant);
+        const Tensor prediction = b.upload(Shape{std::int64_t(values.size())}, values);
+        const Tensor y = b.upload(Shape{std::int64_t(target.size())}, target);
+        Tensor grad = b.allocate(prediction.shape());
+        INFO(b.name() << " mse_loss");
+        b.mse_loss(prediction, y, grad);
+        const std::uint64_t before = sim::device_mallocs();
+        for (int call = 0; call < 3; ++call) b.mse_loss(prediction, y, grad);
+        CHECK(sim::device_mallocs() == before);
+    }
+}
+#endif

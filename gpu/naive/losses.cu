@@ -72,10 +72,16 @@ __global__ void softmax_cross_entropy_kernel(std::int64_t rows, std::int64_t cla
 }
 
 float mse_loss(std::int64_t n, const float* prediction, const float* target, float* grad) {
-    const std::shared_ptr<float> squared_error = gpu::device_allocate(n);
+    // The workspace: each element's squared error, then their sum's scratch, then the mean.
+    float* squared_error = gpu::workspace(n + sum_scratch_floats(n) + 1);
+    float* scratch = squared_error + n;
+    float* mean = scratch + sum_scratch_floats(n);
     gpu::launch(mse_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n, prediction,
-                target, 2.0f / float(n), grad, squared_error.get());
-    return sum(n, squared_error.get(), Reduction::deterministic) / float(n);
+                target, 2.0f / float(n), grad, squared_error);
+    sum_into(n, squared_error, float(n), mean, scratch);
+    float result = 0.0f;
+    gpu::copy_to_host(&result, mean, 1);
+    return result;
 }
 
 // Launches only, on the current stream: nothing waits and nothing is allocated, so a graph can

@@ -14,9 +14,9 @@
 //     sum_in_order_kernel: a single thread adds partials[0], partials[1], ... in index order.
 //     The grid depends on n only, so the same x gives the same bits on every run and every GPU.
 //     The losses (losses.cu) use this mode.
-// The result travels to the host through a small device buffer (the partials and the total),
-// allocated per call. gpu_tiled's versions replace the serial and atomic steps with tree reductions
-// in shared memory and warp shuffles.
+// The result travels to the host through a small device buffer (the partials and the total) in
+// the calling thread's workspace (device.hpp). gpu_tiled's versions replace the serial and atomic
+// steps with tree reductions in shared memory and warp shuffles.
 #include "gpu/runtime/cuda.hpp"
 
 #include <algorithm>
@@ -25,6 +25,7 @@
 #include "gpu/naive/elementwise.hpp"
 #include "gpu/naive/ops.hpp"
 #include "gpu/runtime/device.hpp"
+#include "gpu/runtime/stream.hpp"
 
 namespace triptych::gpu_naive {
 namespace {
@@ -69,21 +70,22 @@ void sum_into(std::int64_t n, const float* x, float divisor, float* total, float
                 total);
 }
 
+// The scratch is the calling thread's workspace: no call pays a cudaMalloc and a cudaFree.
 float sum(std::int64_t n, const float* x, Reduction mode) {
     float result = 0.0f;
     if (mode == Reduction::fast) {
-        const std::shared_ptr<float> total = gpu::device_allocate(1);
-        gpu::copy_to_device(total.get(), &result, 1);  // the total starts at 0
+        float* total = gpu::workspace(1);
+        gpu::fill_bytes_async(total, 0, sizeof(float));  // the total starts at 0.0f
         gpu::launch(sum_atomic_kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n, x,
-                    total.get());
-        gpu::copy_to_host(&result, total.get(), 1);
+                    total);
+        gpu::copy_to_host(&result, total, 1);
         return result;
     }
-    // scratch: one partial sum per thread of sum_strided_kernel, then the total.
+    // The workspace: one partial sum per thread of sum_strided_kernel, then the total.
     const std::int64_t partials = sum_scratch_floats(n);
-    const std::shared_ptr<float> scratch = gpu::device_allocate(partials + 1);
-    float* total = scratch.get() + partials;
-    sum_into(n, x, 1.0f, total, scratch.get());
+    float* scratch = gpu::workspace(partials + 1);
+    float* total = scratch + partials;
+    sum_into(n, x, 1.0f, total, scratch);
     gpu::copy_to_host(&result, total, 1);
     return result;
 }

@@ -139,11 +139,18 @@ __global__ void __launch_bounds__(row_block_threads)
 
 float mse_loss(std::int64_t n, const float* prediction, const float* target, float* grad) {
     const dim3 grid = elementwise_grid(n);
-    const std::shared_ptr<float> partials = gpu::device_allocate(grid.x);
+    const std::int64_t blocks = grid.x;
+    // The workspace: each block's sum of squares, then their sum's scratch, then the mean.
+    float* partials = gpu::workspace(blocks + sum_scratch_floats(blocks) + 1);
+    float* scratch = partials + blocks;
+    float* mean = scratch + sum_scratch_floats(blocks);
     gpu::launch(mse_kernel, grid, dim3(elementwise_threads), 0, n,
                 scalar_head(n, {prediction, target, grad}), prediction, target, 2.0f / float(n),
-                grad, partials.get());
-    return sum(grid.x, partials.get(), Reduction::deterministic) / float(n);
+                grad, partials);
+    sum_into(blocks, partials, float(n), mean, scratch);
+    float result = 0.0f;
+    gpu::copy_to_host(&result, mean, 1);
+    return result;
 }
 
 // Both versions' host side: launches only, on the current stream (nothing waits and nothing is

@@ -23,15 +23,16 @@
 //                    kernel, one block over the partials, adds them in a fixed order. The grid
 //                    depends on n only (elementwise_grid), so the same x gives the same bits on
 //                    every run and every GPU. The losses (losses.cu) use this mode.
-// The result travels to the host through a small device buffer (the partials and the total),
-// allocated per call: for a small n that allocation and the copy back, not the kernels, are most
-// of the time. sum_into (ops.hpp) is version 4's deterministic mode without either: its caller
-// gives the scratch, and the total stays in device memory (the cross-entropy loss uses it). Its
+// The result travels to the host through a small device buffer (the partials and the total) in
+// the calling thread's workspace: for a small n the copy back, not the kernels, is most of the
+// time. sum_into (ops.hpp) is version 4's deterministic mode without it: its caller gives the
+// scratch, and the total stays in device memory (the losses use it). Its
 // figures measured on a GPU: lessons/06_losses_reductions/README.md, "On a GPU".
 #include "gpu/runtime/cuda.hpp"
 
 #include "common/kernels.hpp"
 #include "gpu/runtime/device.hpp"
+#include "gpu/runtime/stream.hpp"
 #include "gpu/tiled/block_reduce.hpp"
 #include "gpu/tiled/elementwise.hpp"
 #include "gpu/tiled/ops.hpp"
@@ -112,15 +113,15 @@ void sum_in_two_launches(SumKernel* kernel, std::int64_t n, const float* x, floa
 }
 
 // The host side every version shares: one launch per block of elements and, in deterministic
-// mode, a second one-block launch over the block totals.
+// mode, a second one-block launch over the block totals. The scratch is the calling thread's
+// workspace, so no call pays a cudaMalloc and a cudaFree (each waits for the whole device).
 float sum_with(SumKernel* kernel, std::int64_t n, const float* x, Reduction mode) {
-    // scratch[0, blocks): the per-block partial sums; scratch[elementwise_max_blocks]: the total.
-    const std::shared_ptr<float> scratch = gpu::device_allocate(elementwise_max_blocks + 1);
-    float* partials = scratch.get();
-    float* total = partials + elementwise_max_blocks;
+    // The workspace: the per-block partial sums, then the total.
+    const std::int64_t blocks = sum_scratch_floats(n);
+    float* partials = gpu::workspace(blocks + 1);
+    float* total = partials + blocks;
     if (mode == Reduction::fast) {
-        const float zero = 0.0f;
-        gpu::copy_to_device(total, &zero, 1);
+        gpu::fill_bytes_async(total, 0, sizeof(float));  // 0.0f: all its bytes zero
         gpu::launch(kernel, elementwise_grid(n), dim3(elementwise_threads), 0, n,
                     scalar_head(n, {x}), x, total, true, 1.0f);
     } else {

@@ -18,6 +18,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/context/fiber.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
 #include <cstdio>
@@ -688,7 +689,14 @@ void* dynamic_shared_memory() {
     return run.dynamic_shared;
 }
 
+namespace {
+std::atomic<std::uint64_t> malloc_calls{0};
+}  // namespace
+
+std::uint64_t device_mallocs() { return malloc_calls.load(); }
+
 void* device_malloc(std::size_t bytes) {
+    ++malloc_calls;
     streams::refuse_while_capturing("a device allocation (cudaMalloc)",
                                     std::source_location::current());
     if (bytes == 0) return nullptr;

@@ -157,6 +157,9 @@ void* dynamic_shared_memory();
 std::size_t device_guard_bytes();
 void* device_malloc(std::size_t bytes);
 void device_free(void* pointer);
+// How many device_malloc calls this process has made: the tests hold an op that should allocate
+// nothing per call (cudaMalloc and cudaFree wait for the whole device) to it.
+std::uint64_t device_mallocs();
 bool is_device_pointer(const void* pointer);
 // Every live device allocation: (start address, bytes).
 std::vector<std::pair<std::uintptr_t, std::size_t>> device_allocations();
