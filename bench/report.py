@@ -12,7 +12,8 @@ kernel as % of gpu_vendor, cpu_eigen_omp as % of OpenBLAS, ReLU bandwidth agains
 the GB/s of every memory-bound op (activations, bias, softmax, losses, sum) and its % of the copy
 bandwidth, sum's deterministic mode against its fast one, what fusing GEMM + bias + activation
 buys, what host<->device transfers cost, convolution (every variant and algorithm, forward and
-forward+backward, the filter-size sweep), pooling, and training (a whole step of each built-in
+forward+backward, the filter-size sweep), pooling (its time, and its GB/s as % of the copy
+bandwidth), and training (a whole step of each built-in
 model in images/s, what a step moves across the bus, the optimizer step alone). With --peer, the
 figures of PyTorch on the same machine (the JSON of bench/pytorch_peer.py) sit beside
 cpu_eigen_omp's, with the ratios: GEMM, the memory-bound ops, convolution, pooling, training.
@@ -1103,6 +1104,7 @@ def pool_section(rows, machine, peer):
     text += ("Window and stride in the shape's name (N×C×H×W_w<window>s<stride>); max pooling "
              "also writes the argmax of every output, which its backward scatters through.\n\n"
              + table(["variant", "shape"] + [op + " ms" for op in pool_ops], body))
+    text += "\n" + pool_bandwidth_table(rows, machine, found, names, pool_ops)
     ratios = []
     for size in peer_sizes:
         ours = found.get(("cpu_eigen_omp", size), {})
@@ -1115,6 +1117,30 @@ def pool_section(rows, machine, peer):
         text += ("\ncpu_eigen_omp against PyTorch (its time over ours: above 1× we are faster):"
                  "\n\n" + table(["shape", "op", "ours ms", "PyTorch ms", "speed ratio"], ratios))
     return text
+
+
+def pool_bandwidth_table(rows, machine, found, names, pool_ops):
+    """Pooling's GB/s and, in brackets, its share of the copy bandwidth on the same device: pooling
+    reads and writes every element about once, so the copy is its ceiling (the goal for a GPU's
+    max pooling is 80% of it)."""
+    body = []
+    for v in names:
+        copies = copies_on(rows, machine, v)
+        for size in sorted(n for w, n in found if w == v):
+            cells = []
+            for op in pool_ops:
+                row = found[(v, size)].get(op)
+                # The copy moving about as many bytes: n floats read and written, 8n bytes.
+                copy = nearest(copies, row.rate * row.seconds / 8) if row else None
+                cells.append(bandwidth_cell(row, copy))
+            body.append([v, size] + cells)
+    return ("### Pooling: GB/s and % of copy bandwidth\n\n"
+            "GB/s counts the bytes each call must move (x, y, the argmax, dy, dx: each once), and "
+            "in brackets its percentage of the copy bandwidth measured on the same device for "
+            "the copy of the nearest size (copy/host for a CPU variant, copy/device for a GPU "
+            "one); pooling does a few comparisons or additions per element, so a copy is its "
+            "ceiling.\n\n"
+            + table(["variant", "shape"] + [op + " GB/s (% of copy)" for op in pool_ops], body))
 
 
 # --- training -----------------------------------------------------------------------------------

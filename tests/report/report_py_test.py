@@ -454,6 +454,17 @@ class ConvolutionAndPeer(OneReport):
         self.assertIn("| 64x6x28x28_w2s2 | avg_pool2d_forward | 0.15 | 0.301 | 2.00× |", self.md)
         self.assertNotIn("| 64x6x28x28_w2s2 | max_pool2d_backward |", self.md)  # ours not run
 
+    def test_pooling_bandwidth_against_the_copy_of_the_nearest_size(self):
+        # max: 10 GB/s for 0.301 ms is 3.01 MB, about a 376k-float copy: the 1M-float copy
+        # (20 GB/s) is nearest. avg: 1.505 MB, 188k floats: the 64k-float copy (20 GB/s).
+        table = self.tables["Pooling: GB/s and % of copy bandwidth"]
+        where = {"variant": "cpu_eigen_omp", "shape": "64x6x28x28_w2s2"}
+        self.assertEqual(cell_where(table, "max_pool2d_forward GB/s (% of copy)", **where),
+                         "10.0 (50%)")
+        self.assertEqual(cell_where(table, "avg_pool2d_forward GB/s (% of copy)", **where),
+                         "10.0 (50%)")
+        self.assertEqual(cell_where(table, "max_pool2d_backward GB/s (% of copy)", **where), "—")
+
     def test_gemm_against_pytorch_beside_openblas(self):
         table = self.tables["cpu_eigen_omp as % of OpenBLAS"]
         self.assertEqual(cell(table, "64", "PyTorch (CPU) GFLOP/s"), "25.0")
