@@ -13,8 +13,8 @@ the GB/s of every memory-bound op (activations, bias, softmax, losses, sum) and 
 bandwidth, sum's deterministic mode against its fast one, what fusing GEMM + bias + activation
 buys, what host<->device transfers cost, convolution (every variant and algorithm, forward and
 forward+backward, the filter-size sweep), pooling (its time, and its GB/s as % of the copy
-bandwidth), and training (a whole step of each built-in
-model in images/s, what a step moves across the bus, the optimizer step alone). With --peer, the
+bandwidth), and training (a whole step of each built-in model in images/s, what a step moves
+across the bus, the optimizer step alone). With --peer, the
 figures of PyTorch on the same machine (the JSON of bench/pytorch_peer.py) sit beside
 cpu_eigen_omp's, with the ratios: GEMM, the memory-bound ops, convolution, pooling, training.
 Charts: gemm_gflops.png, gemm_speedup.png, relu_bandwidth.png, memory_bandwidth.png,
