@@ -478,7 +478,9 @@ void sum_splits(std::int64_t count, std::int64_t splits, const float* partial, f
                     {2, "shared_tile_halo", "the same algorithms on the transposed convolution",
                      conv2d_backward_data}) &&
     register_kernel("gpu_tiled", ops::conv2d_backward_weights,
-                    {2, "split_warps", "direct: images split over warps, the splits added in order",
+                    {2, "split_warps",
+                     "direct: images split over warps, the splits added in order; im2col + the "
+                     "tiled GEMM; FFT; implicit GEMM",
                      conv2d_backward_weights});
 
 }  // namespace triptych::gpu_tiled
