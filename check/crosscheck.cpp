@@ -46,7 +46,10 @@ std::vector<std::int64_t> parse_sizes(const std::string& op, const std::string& 
 // relative error at most v = 2^-11 or 2^-8; a product of two rounded inputs is then within
 // (2v + v^2) |a*b| of the exact one, and the float sum adds the bound above. Doubled as well:
 // 2 ((K + 2) u + 2v + v^2) (|alpha| sum|a*b| + |beta c|). (Tensor cores may add with truncation,
-// up to twice u per addition: the doubling covers it.)
+// up to twice u per addition: the doubling covers it. Our kernels round their inputs to nearest
+// (cvt.rna); cuBLAS does not say how its TF32 and BF16 modes round them. Truncated inputs would
+// have v = 2^-10 or 2^-7, which the doubling also covers, but not with truncated additions on
+// top: in that worst case, a failure of gpu_vendor@2 or @3 alone points here.)
 // With Values::non_finite, A and B each hold +inf (first element), -inf (last) and a NaN (one
 // between): the rule of common/backend.hpp, compare()'s for a non-finite reference, with no
 // exception: every element of C whose sum meets one is NaN or that infinity, as the reference.
