@@ -1139,7 +1139,8 @@ def pool_bandwidth_table(rows, machine, found, names, pool_ops):
             "in brackets its percentage of the copy bandwidth measured on the same device for "
             "the copy of the nearest size (copy/host for a CPU variant, copy/device for a GPU "
             "one); pooling does a few comparisons or additions per element, so a copy is its "
-            "ceiling.\n\n"
+            "ceiling. Above 100%: the shape's tensors stayed in a cache that the copy compared "
+            "overflows; the largest shape is the honest measure.\n\n"
             + table(["variant", "shape"] + [op + " GB/s (% of copy)" for op in pool_ops], body))
 
 
