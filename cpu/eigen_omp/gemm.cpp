@@ -6,16 +6,19 @@
 // Eigen over BLAS runs at the openblas row's speed, pure Eigen slower, and much slower while other
 // work holds a core: hence BLAS by default. lessons/02_matmul_naive measures both builds.
 //
-// One pool of threads, not two. Debian's OpenBLAS runs every sgemm on a thread pool of its own
-// (pthreads), whose workers keep spinning for a while after each call, waiting for the next. The
-// ops around a GEMM in a network (bias, ReLU, pooling, the direct convolution) run on OpenMP's
-// team, so after every GEMM the two pools fought over the cores: LeNet's training step ran
-// several times slower than with OpenBLAS on one thread, and far slower still on a 16-core
+// One pool of threads, not two. Debian's default OpenBLAS runs every sgemm on a thread pool of
+// its own (pthreads), whose workers keep spinning for a while after each call, waiting for the
+// next. The ops around a GEMM in a network (bias, ReLU, pooling, the direct convolution) run on
+// OpenMP's team, so after every GEMM the two pools fought over the cores: LeNet's training step
+// ran several times slower than with OpenBLAS on one thread, and far slower still on a 16-core
 // machine (lessons/02_matmul_naive, "cpu_eigen_omp — a library", tells the story). So the
 // backend keeps OpenBLAS on one thread (use_one_thread_pool, called when it is made) and gemm
 // splits C among the OpenMP threads instead: each thread computes its panel of C's rows (or of
-// its columns, when C is wider than tall) with one single-threaded sgemm.
+// its columns, when C is wider than tall) with one single-threaded sgemm. Even on one thread the
+// pthreads build starts its pool as it loads, and that pool spins through the program's start:
+// triptych links OpenBLAS's OpenMP build (cmake/dependencies.cmake), whose threads are OpenMP's.
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 
@@ -76,7 +79,14 @@ void multiply_in_panels(const OpA& opA, const OpB& opB, Eigen::Map<RowMajorMatri
 
 }  // namespace
 
-void use_one_thread_pool() { openblas_set_num_threads(1); }
+// In OpenBLAS's OpenMP build, openblas_set_num_threads also sets OpenMP's thread count (it calls
+// omp_set_num_threads): that count is ours, and is put back. OpenBLAS keeps its own count of one,
+// and calls from inside an OpenMP team run on the calling thread in any case.
+void use_one_thread_pool() {
+    const int threads = omp_get_max_threads();
+    openblas_set_num_threads(1);
+    omp_set_num_threads(threads);
+}
 
 void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
     // A is stored (M, K) or (K, M); B is stored (K, N) or (N, K); C is (M, N).
