@@ -2,9 +2,9 @@
 find_package(Eigen3 3.4 REQUIRED NO_MODULE)          # libeigen3-dev
 find_package(OpenMP REQUIRED)                        # part of g++
 # OpenBLAS in its OpenMP build (libopenblas-openmp-dev), not Debian's default pthreads build: that
-# one starts a pool of threads of its own as it loads, and they spin for the program's first tenth
-# of a second or so, which on two cores took one from OpenMP's team (a first cpu_eigen_omp call
-# then took many times its time). The OpenMP build's threads are OpenMP's: one pool in the process.
+# one starts a pool of threads of its own as it loads, and they spin for their first 2^28 cycles
+# (OpenBLAS's default wait before a thread sleeps), which on two cores took one from OpenMP's team
+# (a first cpu_eigen_omp call then took many times its time). The OpenMP build's threads are OpenMP's: one pool in the process.
 # -DBLAS_LIBRARIES=... (with -DCBLAS_INCLUDE_DIR=...) names another OpenBLAS.
 set(BLA_VENDOR OpenBLAS)
 if(NOT BLAS_LIBRARIES)
