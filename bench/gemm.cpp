@@ -16,9 +16,10 @@ namespace triptych::bench {
 namespace {
 
 // OpenBLAS's sgemm on the same 64-byte-aligned host memory cpu_eigen_omp uses, so the two rows
-// differ only in who splits the work: here OpenBLAS itself, on every core; in cpu_eigen_omp,
-// each OpenMP thread one panel of C (see cpu/eigen_omp/gemm.cpp, which keeps OpenBLAS on one
-// thread; this row lends it every core and takes them back).
+// differ only in who calls sgemm and who runs the threads: here OpenBLAS's own pool, on every
+// core; in cpu_eigen_omp, OpenMP's team, each thread one panel of C (see cpu/eigen_omp/gemm.cpp,
+// which keeps OpenBLAS on one thread and stops its pool; this row lends it every core, and then
+// takes them back and stops the pool again, so that it does not spin into the next row).
 struct OpenBlasOnEveryCore {
     OpenBlasOnEveryCore() { openblas_set_num_threads(omp_get_max_threads()); }
     ~OpenBlasOnEveryCore() { cpu_eigen_omp::use_one_thread_pool(); }

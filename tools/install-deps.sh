@@ -12,8 +12,7 @@ set -euo pipefail
 packages=(
   g++ cmake make                 # the toolchain
   libeigen3-dev                  # cpu_eigen_omp
-  libopenblas-dev                # Eigen's BLAS backend and the openblas benchmark row,
-  libopenblas-openmp-dev         #   in its OpenMP build (cmake/dependencies.cmake says why)
+  libopenblas-dev                # Eigen's BLAS backend and the openblas benchmark row
   libfftw3-dev                   # FFTW: cpu_eigen_omp's FFT convolution (single precision)
   libboost-context-dev           # the CUDA simulator's fibers
   catch2                         # tests (Catch2 2.x)

@@ -18,7 +18,7 @@
 #                  CUDA toolkit but not the packages tools/install-deps.sh installs, and no package
 #                  registry to fetch them from. On a Debian 12 machine with one:
 #                    apt-get download libeigen3-dev catch2 libbenchmark-dev libbenchmark1debian \
-#                      libopenblas-dev libopenblas-openmp-dev libopenblas0-openmp libopenblas0 \
+#                      libopenblas-dev libopenblas-pthread-dev libopenblas0-pthread libopenblas0 \
 #                      libgfortran5 libquadmath0 libfftw3-dev libfftw3-single3 libfftw3-double3 \
 #                      zlib1g-dev zlib1g
 #   --data DIR     the Fashion-MNIST IDX files for the train phase (default: triptych's own
@@ -80,9 +80,9 @@ if [ -n "$deps" ]; then
   fi
   arch_lib="$prefix/usr/lib/x86_64-linux-gnu"
   export CMAKE_PREFIX_PATH="$prefix/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
-  export LD_LIBRARY_PATH="$arch_lib:$arch_lib/openblas-openmp${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  cmake_extra+=("-DBLAS_LIBRARIES=$arch_lib/openblas-openmp/libopenblas.so"
-                "-DCBLAS_INCLUDE_DIR=$prefix/usr/include/x86_64-linux-gnu/openblas-openmp"
+  export LD_LIBRARY_PATH="$arch_lib:$arch_lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  cmake_extra+=("-DBLAS_LIBRARIES=$arch_lib/openblas-pthread/libopenblas.so"
+                "-DCBLAS_INCLUDE_DIR=$prefix/usr/include/x86_64-linux-gnu/openblas-pthread"
                 "-DZLIB_ROOT=$prefix/usr")
 fi
 

@@ -14,11 +14,11 @@
 // machine (lessons/02_matmul_naive, "cpu_eigen_omp — a library", tells the story). So the
 // backend keeps OpenBLAS on one thread (use_one_thread_pool, called when it is made) and gemm
 // splits C among the OpenMP threads instead: each thread computes its panel of C's rows (or of
-// its columns, when C is wider than tall) with one single-threaded sgemm. Even on one thread the
-// pthreads build starts its pool as it loads, and that pool spins through the program's start:
-// triptych links OpenBLAS's OpenMP build (cmake/dependencies.cmake), whose threads are OpenMP's.
+// its columns, when C is wider than tall) with one single-threaded sgemm. One thread is not yet
+// no pool: OpenBLAS starts its pool as it loads, and the pool's threads spin for their first 2^28
+// cycles (OpenBLAS's default wait before a thread sleeps), taking a core from OpenMP's team at the
+// start of every program. use_one_thread_pool stops them as well.
 #include <cblas.h>
-#include <omp.h>
 
 #include <algorithm>
 
@@ -79,13 +79,14 @@ void multiply_in_panels(const OpA& opA, const OpB& opB, Eigen::Map<RowMajorMatri
 
 }  // namespace
 
-// In OpenBLAS's OpenMP build, openblas_set_num_threads also sets OpenMP's thread count (it calls
-// omp_set_num_threads): that count is ours, and is put back. OpenBLAS keeps its own count of one,
-// and calls from inside an OpenMP team run on the calling thread in any case.
+// blas_thread_shutdown_ is OpenBLAS's own (exported, and what it runs before a fork): it stops
+// the pool's threads. OpenBLAS starts them again by itself if it is later given more than one
+// thread (the openblas benchmark row does so, and calls this again when it is done).
+extern "C" int blas_thread_shutdown_(void);
+
 void use_one_thread_pool() {
-    const int threads = omp_get_max_threads();
     openblas_set_num_threads(1);
-    omp_set_num_threads(threads);
+    blas_thread_shutdown_();
 }
 
 void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
