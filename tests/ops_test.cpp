@@ -1,12 +1,18 @@
 // Every variant of gemm and ReLU against the float64 reference (check/crosscheck.hpp): fresh
 // random inputs from the run's seed, NaN-poisoned outputs, the per-op tolerance.
-#include <catch2/catch.hpp>
+#include <cblas.h>
+#include <time.h>
 
+#include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
 #include <limits>
+#include <thread>
+#include <vector>
 
 #include "check/crosscheck.hpp"
 #include "common/registry.hpp"
+#include "cpu/eigen_omp/ops.hpp"
 #include "cpu/naive/gemm.hpp"
 #include "tests/seed.hpp"
 #include "tests/test_backend.hpp"
@@ -86,6 +92,38 @@ TEST_CASE(
                 s.beta = beta;
                 require_pass(check::check_gemm(b, s, testing::seed()));
             }
+}
+
+// OpenBLAS's pool spins for 2^28 cycles after its last work (about a tenth of a second) before it
+// sleeps, taking cores from OpenMP's team; use_one_thread_pool stops it. Lent two threads for one
+// product, as the openblas benchmark row does, and taken back: in the 100 ms that follow, the
+// process uses a fraction of one core's time. Then the pool starts again when asked.
+TEST_CASE(
+    "cpu_eigen_omp leaves no OpenBLAS thread spinning once OpenBLAS has been lent threads and "
+    "they are taken back",
+    "[gemm]") {
+    backend("cpu_eigen_omp");  // made: OpenBLAS on one thread, its pool stopped
+    const int n = 512;
+    std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n, -1.0f);
+    const auto product = [&] {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(),
+                    n, 0.0f, c.data(), n);
+    };
+    const auto cpu_seconds = [] {
+        timespec t{};
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+        return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+    };
+    for (int round = 0; round < 2; ++round) {
+        INFO("round " << round);
+        openblas_set_num_threads(2);
+        product();
+        CHECK(c[0] == 0.5f * 0.25f * float(n));  // exact: 64 in float
+        cpu_eigen_omp::use_one_thread_pool();
+        const double before = cpu_seconds();
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        CHECK(cpu_seconds() - before < 0.025);
+    }
 }
 
 TEST_CASE("every variant's gemm passes its default cross-check cases", "[gemm]") {
