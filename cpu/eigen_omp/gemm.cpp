@@ -81,12 +81,13 @@ void multiply_in_panels(const OpA& opA, const OpB& opB, Eigen::Map<RowMajorMatri
 
 // blas_thread_shutdown_ is OpenBLAS's own (exported, and what it runs before a fork): it stops
 // the pool's threads. OpenBLAS starts them again by itself if it is later given more than one
-// thread (the openblas benchmark row does so, and calls this again when it is done).
-extern "C" int blas_thread_shutdown_(void);
+// thread (the openblas benchmark row does so, and calls this again when it is done). Weak: a
+// build of OpenBLAS without threads has no such function, and no pool to stop.
+extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
 
 void use_one_thread_pool() {
     openblas_set_num_threads(1);
-    blas_thread_shutdown_();
+    if (blas_thread_shutdown_ != nullptr) blas_thread_shutdown_();
 }
 
 void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
