@@ -40,6 +40,16 @@ std::shared_ptr<float> pinned(float value) {
     return host;
 }
 
+// A graph of `adds` add_one launches on x, captured on `stream` (nothing runs yet).
+gpu::Graph captured_add_ones(const gpu::Stream& stream, float* x, int adds) {
+    gpu::GraphCapture capture(stream);
+    {
+        const gpu::StreamScope scope(stream);
+        for (int i = 0; i < adds; ++i) add_one(x, n);
+    }
+    return capture.finish();
+}
+
 // How the simulator names a line: its path from the source tree's root.
 std::string kernel_site(int line) { return "tests/sim/streams.cu:" + std::to_string(line); }
 std::string test_site(int line) { return "tests/sim/streams_test.cpp:" + std::to_string(line); }
@@ -222,13 +232,7 @@ TEST_CASE("a captured graph runs nothing until launched, then its kernels at eve
           "[sim][streams][graphs]") {
     const gpu::Stream stream("step");
     const std::shared_ptr<float> x = upload(0.0f);
-    gpu::GraphCapture capture(stream);
-    {
-        const gpu::StreamScope scope(stream);
-        add_one(x.get(), n);
-        add_one(x.get(), n);
-    }
-    const gpu::Graph graph = capture.finish();
+    const gpu::Graph graph = captured_add_ones(stream, x.get(), 2);
     CHECK(graph.operations() == 2);
     CHECK(download(x) == std::vector<float>(n, 0.0f));
     for (int i = 0; i < 3; ++i) graph.launch(stream);
@@ -378,12 +382,7 @@ TEST_CASE("a graph launched after a buffer it uses was freed fails instead of to
           "[sim][streams][graphs]") {
     const gpu::Stream stream("step");
     std::shared_ptr<float> x = upload(0.0f);
-    gpu::GraphCapture capture(stream);
-    {
-        const gpu::StreamScope scope(stream);
-        add_one(x.get(), n);
-    }
-    const gpu::Graph graph = capture.finish();
+    const gpu::Graph graph = captured_add_ones(stream, x.get(), 1);
     x.reset();
     CHECK_THAT(message_of<CudaError>([&] { graph.launch(stream); }),
                Contains("argument 0 is a host pointer"));
@@ -393,12 +392,7 @@ TEST_CASE("a graph that was moved from refuses to launch, naming the caller's li
           "[sim][streams][graphs]") {
     const gpu::Stream stream("step");
     const std::shared_ptr<float> x = upload(0.0f);
-    gpu::GraphCapture capture(stream);
-    {
-        const gpu::StreamScope scope(stream);
-        add_one(x.get(), n);
-    }
-    gpu::Graph graph = capture.finish();
+    gpu::Graph graph = captured_add_ones(stream, x.get(), 1);
     const gpu::Graph moved = std::move(graph);
     CHECK(graph.operations() == 0);  // a moved-from graph: what this test is about
     const int line = __LINE__ + 1;
