@@ -19,11 +19,11 @@
 #include "cpu/naive/pool2d.hpp"
 #include "tests/finite_difference.hpp"
 #include "tests/seed.hpp"
+#include "tests/test_backend.hpp"
 #include "tests/variants.hpp"
 #include "triptych_config.hpp"
 #if TRIPTYCH_GPU_SIM
 #include "tests/sim/test_support.hpp"
-#include "tests/test_backend.hpp"
 #endif
 
 using namespace triptych;

@@ -375,6 +375,9 @@ Request read_request(const Options& options) {
         throw InvalidArgument("profile needs --op (see triptych profile --help)");
     Request r;
     r.op = &check::op(options.get("--op"));
+    // A malformed seed is refused first, on every machine: before a backend that this one cannot
+    // run (a cuda build without a GPU) would be.
+    r.seed = options.has("--seed") ? parse_seed("--seed", options.get("--seed")) : fresh_seed();
     r.name = options.get("--backend", "gpu_tiled");
     if (options.has("--version")) {
         if (r.name.find('@') != std::string::npos)
@@ -390,7 +393,6 @@ Request read_request(const Options& options) {
             r.name);
     check::require_version_of(*r.op, *r.backend);
     r.shape = options.get("--shape", r.op->profile_shape);
-    r.seed = options.has("--seed") ? parse_seed("--seed", options.get("--seed")) : fresh_seed();
     return r;
 }
 
