@@ -486,6 +486,7 @@ int profile_main(const Args& args) {
 #if TRIPTYCH_GPU_CUDA
     return profile_on_gpu(options);
 #elif !TRIPTYCH_GPU_SIM
+    if (options.has("--seed")) parse_seed("--seed", options.get("--seed"));  // refused everywhere
     std::printf(
         "triptych profile counts in the CUDA simulator or measures on a GPU, and this is a '%s'\n"
         "build, with neither. On a GPU, Nsight Compute measures the same counters:\n\n"
