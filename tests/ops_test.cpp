@@ -1,5 +1,6 @@
-// Every variant of gemm and ReLU against the float64 reference (check/crosscheck.hpp): fresh
-// random inputs from the run's seed, NaN-poisoned outputs, the per-op tolerance.
+// Every variant and version of gemm, and every variant of ReLU, against the float64 reference
+// (check/crosscheck.hpp): fresh random inputs from the run's seed, NaN-poisoned outputs, the per-op
+// tolerance. Also how cpu_eigen_omp uses OpenBLAS: in panels, with no thread of its pool spinning.
 #include <cblas.h>
 #include <time.h>
 
