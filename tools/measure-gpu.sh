@@ -30,13 +30,14 @@
 # out of time is marked so in OUT/summary.txt, and the next one still runs:
 #   machine   the GPU, driver, toolkit, compiler and CPU (nvidia-smi, nvcc, g++, lscpu)
 #   build     configure (-DTRIPTYCH_GPU=cuda, Release) and build
+#   profile   triptych profile (occupancy, and the ncu command) and ncu's counts of the same
+#             launches, for kernels whose simulator counts the lessons quote; short, and the
+#             only phase whose figures no other phase or run gives, so it comes first
 #   check     triptych check on every variant and version (check-all.txt)
 #   bench     the benchmark rows the lessons' GPU goals name (GEMM at 4096, convolutions,
 #             pooling, softmax at 32768x1000, training steps, device copies): bench-goals.json
 #   train     LeNet and the MLP on gpu_tiled for one epoch, with --overlap and --graph off and
 #             on (the four loss curves of a model must be the same bits), then with --profile
-#   profile   triptych profile (occupancy, and the ncu command) and ncu's counts of the same
-#             launches, for kernels whose simulator counts the lessons quote
 #   lessons   every lesson program, its output as it prints on this machine
 #   benchall  every other benchmark row of the GPU variants and the copies: bench-all.json
 #   sanitize  compute-sanitizer memcheck and racecheck on checks of gpu_tiled
@@ -45,7 +46,7 @@ set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$root/build-cuda"
 out="$root/gpu-results"
-phases="machine,build,check,bench,train,profile,lessons,benchall,sanitize,tests"
+phases="machine,build,profile,check,bench,train,lessons,benchall,sanitize,tests"
 seconds=""
 deps=""
 data=""
@@ -196,6 +197,7 @@ phase_profile() {
     echo "== $op $backend $shape"
     "$triptych" profile --op "$op" --backend "$backend" --shape "$shape" --seed 1 || status=1
     ncu --clock-control none --metrics "$metrics" --csv --print-units base \
+        --print-kernel-base demangled \
         --log-file "$out/ncu-$op-${backend/@/-v}.csv" \
         "$triptych" check --op "$op" --backend "$backend" --shape "$shape" --seed 1 || status=1
   done
@@ -266,10 +268,10 @@ mkdir -p "$out"
 : >"$summary"
 run_phase machine 30
 run_phase build 420
+run_phase profile 120
 run_phase check 240
 run_phase bench 240
 run_phase train 150
-run_phase profile 120
 run_phase lessons 150
 run_phase benchall 240
 run_phase sanitize 150
