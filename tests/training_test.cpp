@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/async_device.hpp"
 #include "common/compare.hpp"
 #include "common/nn/conv.hpp"
 #include "common/nn/dense.hpp"
@@ -550,6 +551,52 @@ TEST_CASE(
             CHECK(std::isfinite(trainer.train_epoch(small, 1).mean_loss));
             CHECK_THROWS_AS(trainer.train_epoch(large, 2), InvalidArgument);
         }
+    }
+}
+
+TEST_CASE(
+    "With overlap, the timed trainer sends the next batch before the step it is to run beside, "
+    "and counts the step's wait for its own batch as upload",
+    "[training][streams]") {
+    // Untimed, a step is issued and the next batch sent while it runs. Timed, the step waits for
+    // the device after each phase, so the next batch, sent after it, would go up with nothing to
+    // run beside. In the simulator's trace of one step (between two losses), the next batch's
+    // copy must come before the step's first kernel; and the step's wait for its own batch's
+    // event is the upload phase's.
+    const std::vector<std::string> names = backend_names();
+    if (std::find(names.begin(), names.end(), "gpu_tiled") == names.end()) return;  // CPU only
+    const Backend& b = backend("gpu_tiled");
+    const AsyncDevice& device = *b.async();
+    const ImageSet data = testing::pattern_image_set(16, testing::seed() + 14);
+    for (const bool timed : {false, true}) {
+        INFO("timed phases " << timed);
+        const auto model = nn::make_model("mlp", b, testing::seed());
+        nn::Optimizer optimizer(b, model->parameters(), adam);
+        nn::Trainer trainer(
+            *model, optimizer,
+            {.batch = 4, .seed = testing::seed(), .time_phases = timed, .overlap = true});
+        std::vector<AsyncDevice::TraceLine> trace;  // of the second of four steps
+        std::int64_t step = 0;
+        trainer.train_epoch(data, 1, [&](std::int64_t, std::int64_t, float) {
+            if (step == 0) device.start_trace();
+            if (step == 1) trace = device.stop_trace();
+            ++step;
+        });
+        if (trace.empty()) return;  // a GPU build: no trace there (nsys records the timeline)
+        const auto first = [&](const std::string& stream, const std::string& what) {
+            return std::find_if(trace.begin(), trace.end(), [&](const auto& line) {
+                return line.stream == stream && line.what.starts_with(what);
+            });
+        };
+        const auto copy = first("copy", "copy host to device");
+        const auto kernel = first("compute", "kernel");
+        REQUIRE(copy != trace.end());
+        REQUIRE(kernel != trace.end());
+        CHECK((copy < kernel) == timed);
+        // Timed, the host waits for the step's batch (its event on stream 'copy') before the
+        // step's first kernel; untimed, nothing of the host waits before the kernels.
+        const auto host_wait = first("host", "wait for an event of stream 'copy'");
+        CHECK((host_wait < kernel) == timed);
     }
 }
 

@@ -222,11 +222,18 @@ EpochResult Trainer::train_epoch_pipelined(const ImageSet& data, int epoch,
     for (std::int64_t step = 0; step < steps; ++step) {
         const std::int64_t count = batch_size(step);
         // The step is issued first, so that the next batch is gathered and sent while it runs;
-        // then the host waits for the step's loss, its one wait.
+        // then the host waits for the step's loss, its one wait. Timed phases wait for the device
+        // after each phase, so the step would be over before the next batch's copy began: there
+        // the batch is sent first, for its copy to run beside the step as it does untimed.
+        const bool stage_first = options_.time_phases && p.copy;
+        const auto stage_next = [&] {
+            if (step + 1 < steps)
+                stage(slot_of(step + 1), data, order, (step + 1) * options_.batch,
+                      batch_size(step + 1));
+        };
+        if (stage_first) stage_next();
         issue_step(slot_of(step), count);
-        if (step + 1 < steps)
-            stage(slot_of(step + 1), data, order, (step + 1) * options_.batch,
-                  batch_size(step + 1));
+        if (!stage_first) stage_next();
         const Timer wait;
         float loss = 0;
         p.device->run_on(*p.compute, [&] {
@@ -268,7 +275,8 @@ void Trainer::stage(Slot& slot, const ImageSet& data, const std::vector<std::int
     p.device->upload(slot.labels, slot.host_labels.get(), copy);
     p.device->record(*slot.uploaded, copy);
     if (options_.time_phases) {
-        // Without overlap the copy is part of the step; with it, only the host's share is.
+        // Without overlap the copy is part of the step; with it, the host's share here, and in
+        // issue_step the wait for whatever of the copy the step before did not hide.
         if (!p.copy) p.device->synchronize(*slot.uploaded);
         phases_.upload += timer.seconds();
     }
@@ -310,6 +318,12 @@ void Trainer::issue_step(Slot& slot, std::int64_t count) {
         model_->set_timing(timing);
     }
     device.wait(*p.compute, *slot.uploaded);
+    if (options_.time_phases && p.copy) {
+        // The part of the batch's copy that the step before did not hide: the step waits for it.
+        const Timer wait;
+        device.synchronize(*slot.uploaded);
+        phases_.upload += wait.seconds();
+    }
     device.run_on(*p.compute, [&] {
         phase = Timer();
         if (slot.graph) {

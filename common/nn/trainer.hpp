@@ -53,8 +53,9 @@ struct TrainOptions {
 
 // Seconds spent in each phase of the steps of an epoch (only with TrainOptions::time_phases).
 struct PhaseTimes {
-    double upload = 0;  // host -> backend: the batch's images and labels (with overlap: the host's
-                        // part, gathering the batch and issuing its copies)
+    double upload = 0;  // host -> backend: the batch's images and labels (with overlap, what of
+                        // it the step feels: the host gathering the batch and issuing its
+                        // copies, and the wait for any part of the copy not yet done)
     double forward = 0;
     double loss = 0;  // softmax_cross_entropy, its loss coming back to the host
     double backward = 0;
