@@ -32,10 +32,14 @@ machine, the date, the load and the command. For a counted table (`counted`) it 
 {"runs": [{"args": ["--op", "gemm", "--backend", "gpu_naive@1", "--shape", "64,64,64"]}, ...]},
 each with the counts that run printed (`--json`) once recorded (and, optionally, "show": the short
 names of the kernels the table keeps, and "by_kernel": true for a row per kernel rather than one
-for the run, where instances of one template are named with their template arguments), and optionally the table's "columns" (default: the memory counts; "occupancy" is
-the theoretical occupancy, the lowest of a row's kernels); the counts follow from the addresses each warp touches, so a recount gives the same
-numbers on every machine, and the check with --triptych proves it. Nobody types the numbers in a
-README. Standard library only (and bench/report.py).
+for the run, where instances of one template are named with their template arguments), and
+optionally the table's "columns" (default: the memory counts; "occupancy" is the theoretical
+occupancy, the lowest of a row's kernels). The counts follow from the addresses each warp
+touches, so a recount gives the same numbers on every machine, and the check with --triptych
+proves it. The occupancy follows from the registers nvcc's ptxas reports (each run records which
+nvcc), which another nvcc may change: the check compares it only where the build's nvcc is the
+recorded one, and says so where it is not. Nobody types the numbers in a README. Standard library
+only (and bench/report.py).
 
 A noted table (`noted`) shows figures written down from a run whose JSON was not kept (the H200
 runs of lessons/15_performance/h200.json): {"machine", "kept", "runs": {name: {"date", "code",
@@ -223,7 +227,8 @@ def load_counted(path):
 
 
 def profile(triptych, args):
-    """What `triptych profile ARGS --seed 1 --json` counts: {'cases', 'kernels'}."""
+    """What `triptych profile ARGS --seed 1 --json` counts: {'cases', 'nvcc', 'kernels'}, 'nvcc'
+    the version whose registers the occupancy rests on (None without nvcc)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "counts.json")
         done = subprocess.run([triptych, "profile", *args, "--seed", "1", "--json", out],
@@ -233,7 +238,7 @@ def profile(triptych, args):
                                      f"{done.stdout}{done.stderr}")
         with open(out, encoding="utf-8") as f:
             counted = json.load(f)
-    return {"cases": counted["cases"], "kernels": counted["kernels"]}
+    return {"cases": counted["cases"], "nvcc": counted.get("nvcc"), "kernels": counted["kernels"]}
 
 
 def counted_sources(lessons):
@@ -257,7 +262,20 @@ def recount(triptych, lessons, write):
         recounted = dict(doc, runs=runs)  # the source's other settings ("columns") stay
         if write:
             writes.append((source, recounted))
-        elif counted_rows(recounted, source) != counted_rows(doc, source):
+            continue
+        # The occupancy follows the registers ptxas reports, which another nvcc may change and
+        # which are unknown without one: it is compared only where the same nvcc reported them.
+        recorded_nvcc = {run.get("nvcc") for run in doc["runs"]}
+        nvcc_here = {run["nvcc"] for run in runs}
+        columns = counted_columns(doc, source)
+        if "occupancy" in columns and recorded_nvcc != nvcc_here:
+            print(f"lesson_tables.py: {os.path.relpath(source, ROOT)}: the occupancy is not "
+                  f"compared: its registers were reported by nvcc "
+                  f"{', '.join(sorted(str(v) for v in recorded_nvcc))}, and this build's by "
+                  f"{', '.join(sorted(str(v) for v in nvcc_here if v)) or 'no nvcc'}")
+            columns = [c for c in columns if c != "occupancy"]
+        if (counted_rows(dict(recounted, columns=columns), source) !=
+                counted_rows(dict(doc, columns=columns), source)):
             stale.append(os.path.relpath(source, ROOT))
     return writes if write else stale
 

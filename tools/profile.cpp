@@ -299,10 +299,14 @@ void print_lines(const KernelRow& row) {
 }
 
 // `cases`: how many cases of the op's check ran (for GEMM, one call each), so that a reader can
-// put the counts per FMA.
+// put the counts per FMA; `nvcc`: the version whose ptxas reported the registers the occupancy
+// rests on (another version may use other registers), null where no nvcc checks the kernels.
 void write_json(const std::filesystem::path& target, const std::vector<KernelRow>& rows,
                 const sim::GpuLimits& gpu, std::size_t cases) {
-    std::string text = "{\"cases\": " + std::to_string(cases) + ", \"kernels\": [";
+    const std::string nvcc = TRIPTYCH_NVCC_VERSION;
+    std::string text = "{\"cases\": " + std::to_string(cases) +
+                       ", \"nvcc\": " + (nvcc.empty() ? "null" : json_string(nvcc)) +
+                       ", \"kernels\": [";
     for (std::size_t k = 0; k < rows.size(); ++k) {
         const LaunchProfile& p = rows[k].sum;
         const KernelOccupancy o = occupancy_of(p, gpu);

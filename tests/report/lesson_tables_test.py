@@ -388,13 +388,14 @@ kernel = {"kernel": "void triptych::gpu_naive::(anonymous namespace)::scale_kern
           "launch_site": "gpu/naive/x.cu:9", "launches": 1, "warps": 2, "barriers": 0,
           "warp_operations": 0, "block": [64, 1, 1], "sites": [site],
           "occupancy": {"gpu": "H200 (sm_90)", "blocks": 32, "warps": 64, "fraction": 1.0,
-                        "limit": "blocks", "registers": 18}}
+                        "limit": "blocks", "registers": int(os.environ.get("FAKE_REGISTERS", "18"))}}
 kernels = [kernel]
 if os.environ.get("FAKE_TWINS"):  # a second instance of the same template
     kernels.append(dict(kernel, kernel="void triptych::gpu_naive::(anonymous namespace)::"
                         "scale_kernel<8, triptych::gpu_naive::(anonymous namespace)::Rows>(long)"))
 with open(args[args.index("--json") + 1], "w") as f:
-    json.dump({"cases": 1, "kernels": kernels}, f)
+    json.dump({"cases": 1, "nvcc": os.environ.get("FAKE_NVCC", "13.0.88") or None,
+               "kernels": kernels}, f)
 """
 
 
@@ -412,8 +413,9 @@ class CountedTables(LessonFolder):
             f.write(FAKE_TRIPTYCH)
         os.chmod(self.triptych, 0o755)
 
-    def tool(self, *args, sectors="64", twins=""):
-        return super().tool(*args, env=dict(os.environ, FAKE_SECTORS=sectors, FAKE_TWINS=twins))
+    def tool(self, *args, sectors="64", twins="", nvcc="13.0.88", registers="18"):
+        return super().tool(*args, env=dict(os.environ, FAKE_SECTORS=sectors, FAKE_TWINS=twins,
+                                            FAKE_NVCC=nvcc, FAKE_REGISTERS=registers))
 
     def test_counts_become_the_table_and_a_recount_that_differs_fails_the_check(self):
         # Nothing recorded yet: the table cannot be written.
@@ -457,6 +459,37 @@ class CountedTables(LessonFolder):
         result = self.tool("--write")
         self.assertEqual(result.returncode, 1)
         self.assertIn("no counted column speed", result.stderr)
+
+    def test_the_occupancy_is_compared_only_where_the_recorded_nvcc_reports_the_registers(self):
+        source = os.path.join(self.lessons, "98_test", "counts.json")
+        self.assertEqual(self.tool("--count", self.triptych).returncode, 0)
+        with open(source, encoding="utf-8") as f:
+            recorded = json.load(f)
+        self.assertEqual(recorded["runs"][0]["nvcc"], "13.0.88")
+        with open(source, "w", encoding="utf-8") as f:
+            json.dump(dict(recorded, columns=["occupancy", "global load sectors/request"]), f)
+        self.assertEqual(self.tool("--write").returncode, 0)
+        check = ("--check", "--triptych", self.triptych)
+        # The same nvcc, other registers: the occupancy differs, and the check says so.
+        result = self.tool(*check, registers="200")
+        self.assertEqual(result.returncode, 1, result.stdout)
+        self.assertIn("no longer counts what", result.stderr)
+        # Another nvcc, or none: the occupancy is left out, the rest still compared.
+        for nvcc in ("12.4.131", ""):
+            result = self.tool(*check, registers="200", nvcc=nvcc)
+            self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+            self.assertIn("the occupancy is not compared: its registers were reported by nvcc "
+                          f"13.0.88, and this build's by {nvcc or 'no nvcc'}", result.stdout)
+            result = self.tool(*check, registers="200", nvcc=nvcc, sectors="16")
+            self.assertEqual(result.returncode, 1)
+            self.assertIn("no longer counts what", result.stderr)
+        # The memory counts alone (no occupancy column): no word about nvcc.
+        with open(source, "w", encoding="utf-8") as f:
+            json.dump(recorded, f)
+        self.assertEqual(self.tool("--write").returncode, 0)
+        result = self.tool(*check, nvcc="")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn("occupancy", result.stdout)
 
     def test_instances_of_one_template_are_told_apart_by_their_arguments(self):
         source = os.path.join(self.lessons, "98_test", "counts.json")
