@@ -27,7 +27,7 @@
 // Cost: one 2D transform per plane of x, w and dy, one inverse per output plane, and
 // F_h*(F_w/2 + 1) complex multiply-adds per (input, output) channel pair, whatever the filter
 // size; direct and im2col pay R*S multiply-adds per output. So FFT wins for large filters and
-// loses for small ones (numbers at the end).
+// loses for small ones (lesson 10 measures the crossover).
 // Its rounding error grows with the whole sum, not with each term: measured on the bench's sweep
 // layers (R = 3..15) at most 9e-8 of the largest sum |x| * |w| of an output (backward_weights
 // 1e-8 of |x| * |dy|).

@@ -11,14 +11,13 @@
 // loaders *gather* each shared-memory tile straight from x, w or dy, zeros for the padding, so
 // the matrix of patches never exists; and its stores write each value where the pass wants it
 // (y's layout, the bias added), so no reordering pass runs either. They are staged through shared
-// memory (StagedStores) so that a warp stores consecutive outputs of one row of C. One GEMM covers
-// the whole batch:
+// memory (StagedStores) so that a warp stores consecutive outputs of one row of C. One GEMM,
+// C = A B, covers the whole batch:
 //
-//   pass              C  (M x N)               = A  (M x L)            * B  (L x N)
-//   forward           y: filters x outputs       w: filters x taps       patches: taps x outputs
-//   backward data     dx: channels x inputs      w^T: channels x (k,r,s) dy dilated: (k,r,s) x
-//   inputs backward weights  dw: filters x taps         dy: filters x outputs   patches^T: outputs
-//   x taps
+//   pass              C (M x N)              A (M x L)                B (L x N)
+//   forward           y: filters x outputs   w: filters x taps        patches: taps x outputs
+//   backward data     dx: channels x inputs  w^T: channels x (k,r,s)  dy dilated: (k,r,s) x inputs
+//   backward weights  dw: filters x taps     dy: filters x outputs    patches^T: outputs x taps
 //
 // with outputs (b, p, q), inputs (b, h, col), taps (c, r, s), and "dy dilated" lesson 08's
 // transposed convolution: dy[b, k, p, q] where h + pad_h - r = p * stride_h (and likewise for q),

@@ -212,6 +212,11 @@ std::vector<float> tensor_core_bf16(const std::vector<float>& a, const std::vect
 // layout; D row-major. `threads` is the block's size: 32, or fewer to leave lanes out.
 std::vector<float> mma_sync_tf32(const std::vector<float>& a, const std::vector<float>& b,
                                  const std::vector<float>& c, unsigned threads = 32);
+// One warp loads a TF32 A tile (16 x 8, row-major) from a device buffer + `offset` floats with
+// leading dimension `load_ldm`, and stores an accumulator to another buffer + `offset` with
+// `store_ldm` (each at most 64). CUDA needs each tile 32-byte aligned and each ldm a multiple of
+// 16 bytes; the buffers themselves start 256-byte aligned, as cudaMalloc's do.
+void wmma_tile_rules(int offset, unsigned load_ldm, unsigned store_ldm);
 // What wmma::__float_to_tf32 (first) and a round trip through __nv_bfloat16 (second) make of
 // each value.
 std::pair<std::vector<float>, std::vector<float>> tensor_core_roundings(

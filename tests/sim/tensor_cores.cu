@@ -56,6 +56,14 @@ __global__ void mma_sync_kernel(const float* a, const float* b, const float* c, 
     for (int e = 0; e < 4; ++e) d[(g + 8 * (e / 2)) * 8 + 2 * t + e % 2] = fd[e];
 }
 
+__global__ void tile_rules_kernel(const float* a, unsigned load_ldm, float* d, unsigned store_ldm) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fa;
+    wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc;
+    wmma::load_matrix_sync(fa, a, load_ldm);
+    wmma::fill_fragment(acc, 0.0f);
+    wmma::store_matrix_sync(d, acc, store_ldm, wmma::mem_row_major);
+}
+
 __global__ void roundings_kernel(const float* in, int n, float* tf32, float* bf16) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -84,6 +92,12 @@ std::vector<float> mma_sync_tf32(const std::vector<float>& a, const std::vector<
     DeviceArray<float> da(a), db(b), dc(c), d(16 * 8);
     gpu::launch(mma_sync_kernel, dim3(1), dim3(threads), 0, da.get(), db.get(), dc.get(), d.get());
     return d.to_host();
+}
+
+void wmma_tile_rules(int offset, unsigned load_ldm, unsigned store_ldm) {
+    DeviceArray<float> a(std::vector<float>(16 * 64 + 64, 1.0f)), d(16 * 64 + 64);
+    gpu::launch(tile_rules_kernel, dim3(1), dim3(32), 0, a.get() + offset, load_ldm,
+                d.get() + offset, store_ldm);
 }
 
 std::pair<std::vector<float>, std::vector<float>> tensor_core_roundings(

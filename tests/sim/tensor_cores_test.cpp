@@ -1,7 +1,7 @@
 // The simulator's tensor cores (gpu/runtime/sim/wmma.hpp, gpu/runtime/mma_sync.hpp): a warp's TF32
 // and BF16 multiply-accumulate against the product computed here, each fragment layout and store
 // layout, PTX mma.sync's documented fragment layout, what the tensor core reads of a TF32 input,
-// the two roundings, and a warp with lanes missing.
+// the two roundings, CUDA's rules for a tile's address and stride, and a warp with lanes missing.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
@@ -128,6 +128,25 @@ TEST_CASE(
     CHECK(bf16[7] == inf);
     CHECK(std::isnan(tf32[8]));
     CHECK(std::isnan(bf16[8]));
+}
+
+TEST_CASE(
+    "load_matrix_sync and store_matrix_sync refuse a tile that is not 32-byte aligned, or whose "
+    "ldm is not a multiple of 16 bytes, naming the call",
+    "[tensor_cores]") {
+    using Catch::Matchers::Contains;
+    // Within the rules: 8 floats (32 bytes) in, strides of 48 and 80 bytes.
+    CHECK_NOTHROW(wmma_tile_rules(0, 8, 16));
+    CHECK_NOTHROW(wmma_tile_rules(8, 12, 20));
+    CHECK_THAT(message_of<CudaError>([] { wmma_tile_rules(4, 8, 16); }),
+               Contains("load_matrix_sync at ") && Contains("tensor_cores.cu:") &&
+                   Contains("the tile starts 16 bytes past a 32-byte boundary"));
+    CHECK_THAT(message_of<CudaError>([] { wmma_tile_rules(0, 6, 16); }),
+               Contains("load_matrix_sync at ") &&
+                   Contains("ldm 6 (elements of 4 bytes) is 24 bytes, not a multiple of 16"));
+    CHECK_THAT(message_of<CudaError>([] { wmma_tile_rules(0, 8, 18); }),
+               Contains("store_matrix_sync at ") &&
+                   Contains("ldm 18 (elements of 4 bytes) is 72 bytes, not a multiple of 16"));
 }
 
 TEST_CASE("mma_sync in a warp with lanes missing fails the launch, saying it needs all 32",

@@ -19,6 +19,8 @@
 // multiply-adds. A GPU's tensor cores add in another order (and may truncate), so the last bits
 // may differ, within the tolerance the checks derive for the inputs' precision.
 //
+// load_matrix_sync and store_matrix_sync check CUDA's rules for the tile's address and stride
+// (a CudaError naming the call's file:line where one is broken: see require_tile_rules).
 // load_matrix_sync, store_matrix_sync and fill_fragment touch only the calling lane's elements;
 // mma_sync waits until all 32 lanes of the warp have called it (warp_exchange), then computes
 // every lane's D, so it counts as one warp operation. All four must be called by every lane of
@@ -135,6 +137,26 @@ void fill_fragment(fragment<Use, m, n, k, T, Layout>& f, const V& value) {
 
 namespace detail {
 
+// CUDA's rules for a tile in memory (the WMMA section of the CUDA C++ Programming Guide): its
+// first element 32-byte aligned, and ldm, its stride in elements, a multiple of 16 bytes. A GPU
+// breaks in its own ways where they are broken (a misaligned-address fault, or wrong values); the
+// simulator, whose loads work at any address, says so instead.
+template <typename P>
+void require_tile_rules(const char* operation, const P* p, unsigned ldm,
+                        const std::source_location& where) {
+    const std::size_t past = reinterpret_cast<std::uintptr_t>(p) % 32;
+    const std::size_t stride = std::size_t(ldm) * sizeof(P);
+    if (past == 0 && stride % 16 == 0) return;
+    const std::string call =
+        std::string(operation) + " at " + where.file_name() + ":" + std::to_string(where.line());
+    if (past != 0)
+        throw triptych::CudaError(call + ": the tile starts " + std::to_string(past) +
+                                  " bytes past a 32-byte boundary; it must start on one");
+    throw triptych::CudaError(call + ": ldm " + std::to_string(ldm) + " (elements of " +
+                              std::to_string(sizeof(P)) + " bytes) is " + std::to_string(stride) +
+                              " bytes, not a multiple of 16");
+}
+
 // Element (r, c) of a tile stored at p with leading dimension ldm, row- or column-major.
 template <typename P>
 P* at(P* p, unsigned ldm, bool row_major_memory, int r, int c) {
@@ -142,7 +164,9 @@ P* at(P* p, unsigned ldm, bool row_major_memory, int r, int c) {
 }
 
 template <typename Fragment, typename P>
-void load(Fragment& f, const P* p, unsigned ldm, bool row_major_memory) {
+void load(Fragment& f, const P* p, unsigned ldm, bool row_major_memory,
+          const std::source_location& where) {
+    require_tile_rules("load_matrix_sync", p, ldm, where);
     const int l = lane();
     for (int e = 0; e < Fragment::num_elements; ++e) {
         const int i = e * 32 + l;
@@ -167,20 +191,24 @@ inline void require_whole_warp(const std::string& operation, const std::source_l
 
 // A and B: the memory layout is the fragment's Layout parameter.
 template <typename Use, int m, int n, int k, typename T, typename Layout, typename P>
-void load_matrix_sync(fragment<Use, m, n, k, T, Layout>& f, const P* p, unsigned ldm) {
+void load_matrix_sync(fragment<Use, m, n, k, T, Layout>& f, const P* p, unsigned ldm,
+                      std::source_location where = std::source_location::current()) {
     static_assert(!std::is_same_v<Use, accumulator>, "an accumulator's load names its layout");
-    detail::load(f, p, ldm, std::is_same_v<Layout, row_major>);
+    detail::load(f, p, ldm, std::is_same_v<Layout, row_major>, where);
 }
 // An accumulator: the memory layout is an argument.
 template <int m, int n, int k, typename T>
 void load_matrix_sync(fragment<accumulator, m, n, k, T>& f, const T* p, unsigned ldm,
-                      layout_t layout) {
-    detail::load(f, p, ldm, layout == mem_row_major);
+                      layout_t layout,
+                      std::source_location where = std::source_location::current()) {
+    detail::load(f, p, ldm, layout == mem_row_major, where);
 }
 
 template <int m, int n, int k, typename T>
 void store_matrix_sync(T* p, const fragment<accumulator, m, n, k, T>& f, unsigned ldm,
-                       layout_t layout) {
+                       layout_t layout,
+                       std::source_location where = std::source_location::current()) {
+    detail::require_tile_rules("store_matrix_sync", p, ldm, where);
     using Fragment = fragment<accumulator, m, n, k, T>;
     const int l = detail::lane();
     for (int e = 0; e < Fragment::num_elements; ++e) {
