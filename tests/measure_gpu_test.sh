@@ -21,6 +21,15 @@ tail -n 1 "$out/run/check-all.txt" | grep -Eq '^[0-9]+ passed, 0 failed' ||
   fail "check-all.txt: $(tail -n 1 "$out/run/check-all.txt")"
 grep -q 'gpu_tiled@9' "$out/run/check-all.txt" || fail "the tensor-core versions were not checked"
 
+# Without Nsight Systems, the timeline phase says so and records nothing.
+if ! command -v nsys >/dev/null 2>&1; then
+  bash "$script" --build "$build" --out "$out/timeline" --phases timeline >"$out/timeline.txt" 2>&1 ||
+    fail "the timeline phase without nsys failed: $(tail -n 5 "$out/timeline.txt")"
+  grep -q 'nsys (Nsight Systems) is not installed here' "$out/timeline/timeline.log" ||
+    fail "timeline.log: $(cat "$out/timeline/timeline.log")"
+  ! ls "$out/timeline"/timeline-* >/dev/null 2>&1 || fail "a timeline was recorded without nsys"
+fi
+
 bash "$script" --build "$build" --out "$out/short" --phases check,lessons --seconds 20 \
   >"$out/short.txt" 2>&1
 grep -Eq '^check +skipped: no time left' "$out/short/summary.txt" ||

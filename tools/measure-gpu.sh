@@ -38,6 +38,8 @@
 #             pooling, softmax at 32768x1000, training steps, device copies): bench-goals.json
 #   train     LeNet and the MLP on gpu_tiled for one epoch, with --overlap and --graph off and
 #             on (the four loss curves of a model must be the same bits), then with --profile
+#   timeline  Nsight Systems' timeline of LeNet's steps on gpu_tiled, plain and with overlap and
+#             graphs (lesson 16): each kernel and copy with its stream, start and duration
 #   lessons   every lesson program, its output as it prints on this machine
 #   benchall  every other benchmark row of the GPU variants and the copies: bench-all.json
 #   sanitize  compute-sanitizer memcheck and racecheck on checks of gpu_tiled
@@ -46,7 +48,7 @@ set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$root/build-cuda"
 out="$root/gpu-results"
-phases="machine,build,profile,check,bench,train,lessons,benchall,sanitize,tests"
+phases="machine,build,profile,check,bench,train,timeline,lessons,benchall,sanitize,tests"
 seconds=""
 deps=""
 data=""
@@ -177,6 +179,32 @@ phase_train() {
   return $status
 }
 
+# Lesson 16's timeline on the GPU: 100 steps of LeNet on gpu_tiled under Nsight Systems, plain
+# and with overlap and graphs; OUT/timeline-*.nsys-rep for its viewer, and every kernel and copy
+# with its stream, start and duration in OUT/timeline-*_cuda_gpu_trace.csv. Where nsys is not
+# installed, says so and records nothing.
+phase_timeline() {
+  if ! command -v nsys >/dev/null 2>&1; then
+    echo "nsys (Nsight Systems) is not installed here: no timeline recorded"
+    return 0
+  fi
+  local data_args=()
+  [ -n "$data" ] && data_args=(--data "$data")
+  local status=0
+  for mode in "off off" "on on"; do
+    read -r overlap graph <<<"$mode"
+    local name="timeline-overlap-$overlap-graph-$graph"
+    echo "== $name"
+    nsys profile --trace cuda --sample none --cpuctxsw none --force-overwrite true \
+         --output "$out/$name" "$triptych" train --model lenet --backend gpu_tiled --limit 6400 \
+         --overlap "$overlap" --graph "$graph" --out "$out/training/$name" "${data_args[@]}" ||
+      status=1
+    nsys stats --report cuda_gpu_trace --format csv --force-export true \
+         --output "$out/$name" "$out/$name.nsys-rep" >/dev/null || status=1
+  done
+  return $status
+}
+
 # Kernels whose simulator counts the lessons quote (lesson 02's coalescing, 03's bank conflicts),
 # on small shapes: the occupancy `triptych profile` reports here, and ncu's counts of the same
 # check as a CSV log, OUT/ncu-<op>-<backend>.csv. In a sim build, `triptych profile ... --json
@@ -272,6 +300,7 @@ run_phase profile 120
 run_phase check 240
 run_phase bench 240
 run_phase train 150
+run_phase timeline 90
 run_phase lessons 150
 run_phase benchall 240
 run_phase sanitize 150
