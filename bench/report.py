@@ -798,9 +798,11 @@ def transfer_section(rows, series, machine):
     text += ("GB/s of one cudaMemcpy between host and device. Pageable memory is staged by the "
              "driver through a pinned buffer; pinned (page-locked) memory is copied directly.\n\n"
              + table(["bytes"] + [f"{k} GB/s" for k in kinds], body))
-    return (text + gemm_transfer_table(by_kind, series, machine)
-            + op_transfer_table(by_kind, by_variant(rows, machine, "relu_forward"), machine,
-                                RELU_TRANSFERS))
+    text += gemm_transfer_table(by_kind, series, machine)
+    for op, what in (("relu_forward", RELU_TRANSFERS), ("softmax_forward", SOFTMAX_TRANSFERS),
+                     ("dense_forward", DENSE_TRANSFERS)):
+        text += op_transfer_table(by_kind, by_variant(rows, machine, op), machine, what)
+    return text
 
 
 def transfer_rows(rows):
@@ -871,6 +873,31 @@ RELU_TRANSFERS = {
         "GPU is the bus's: it can beat the CPU's own pass over the same bytes only where the "
         "bus is faster than the CPU's memory. An elementwise op pays on a GPU as one layer of "
         "many whose data stays there."),
+}
+
+
+SOFTMAX_TRANSFERS = {
+    "title": "Transfer cost of one softmax", "size_heading": "rows x columns", "label": size_label,
+    "order": floats, "seconds": lambda size, by_kind, memory: transfer_seconds(
+        by_kind, memory, floats(size), floats(size)),
+    "prose": lambda reference: (
+        f"softmax_forward: the logits up and the probabilities down, next to one {reference} "
+        "call. It moves each float once each way, as ReLU does, with more arithmetic on it (a "
+        "maximum, an exponential, a sum and a division): set its transfers' share beside "
+        "ReLU's."),
+}
+
+DENSE_TRANSFERS = {
+    "title": "Transfer cost of one dense layer", "size_heading": "batch x inputs -> outputs",
+    "label": size_label, "order": lambda size: size.batch * size.inputs * size.outputs,
+    "seconds": lambda size, by_kind, memory: transfer_seconds(
+        by_kind, memory, size.batch * size.inputs + size.inputs * size.outputs + size.outputs,
+        size.batch * size.outputs),
+    "prose": lambda reference: (
+        f"dense_forward: x, the weights and the bias up and y down, next to one {reference} "
+        "call. Its work grows as batch·inputs·outputs; the weights' trip, the largest part here, "
+        "as inputs·outputs alone, and in training the weights stay on the device from step to "
+        "step: only x and y would cross."),
 }
 
 

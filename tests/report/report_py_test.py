@@ -152,6 +152,7 @@ def gpu_run():
     # Tensor cores: gpu_tiled's TF32 version against cuBLAS's TF32 (gpu_vendor@2), not its FP32.
     rows += gemm_rows("gpu_tiled@9", 64, 900) + gemm_rows("gpu_vendor@2", 64, 1200)
     rows += stream_row("relu_forward", "gpu_tiled", 65536, 1000)
+    rows += stream_row("softmax_forward", "gpu_tiled", "4096x1000", 1600)
     rows += stream_row("copy", "device", 65536, 2000)
     for kind, gbs in (("h2d_pinned", 10), ("d2h_pinned", 20), ("h2d_pageable", 5),
                       ("d2h_pageable", 5)):
@@ -610,6 +611,29 @@ class WithGpu(OneReport):
         # 0.524 us = 1907349x the call alone, 1 s / (0.524 + 39.32) us = 25097x with its trips.
         self.assertEqual(cell(table, size, "speedup over cpu_eigen_omp"), "1907349×")
         self.assertEqual(cell(table, size, "with transfers (pinned)"), "25097×")
+
+
+    def test_transfer_cost_of_a_softmax_and_of_a_dense_layer(self):
+        # softmax 4096x1000: 4096000 floats up at 10 GB/s (1.6384 ms) and down at 20 GB/s
+        # (0.8192 ms) = 2.4576 ms, against gpu_tiled's 0.02048 ms (8 bytes a float at 1600 GB/s):
+        # 99% of the total. cpu_eigen_omp at 8 GB/s: 4.096 ms, 200x the call alone and
+        # 4.096 / (2.4576 + 0.02048) = 1.65x with its trips.
+        table = self.tables["Transfer cost of one softmax"]
+        size = "4096x1000 (15.6 MiB)"
+        self.assertEqual(cell(table, size, "gpu_tiled ms"), "0.0205")
+        self.assertEqual(cell(table, size, "transfers ms (pinned)"), "2.46")
+        self.assertEqual(cell(table, size, "transfers share (pinned)"), "99%")
+        self.assertEqual(cell(table, size, "speedup over cpu_eigen_omp"), "200×")
+        self.assertEqual(cell(table, size, "with transfers (pinned)"), "1.65×")
+        # dense 1024x4096->4096: x (4194304 floats), the weights (16777216) and the bias (4096)
+        # up at 10 GB/s = 8.3902464 ms, y (4194304) down at 20 GB/s = 0.8388608 ms: 9.229 ms
+        # against gpu_tiled's 0.5 ms, 95% of the total; no cpu_eigen_omp row of that size.
+        table = self.tables["Transfer cost of one dense layer"]
+        size = "1024x4096->4096 relu"
+        self.assertEqual(cell(table, size, "gpu_tiled ms"), "0.5")
+        self.assertEqual(cell(table, size, "transfers ms (pinned)"), "9.23")
+        self.assertEqual(cell(table, size, "transfers share (pinned)"), "95%")
+        self.assertEqual(cell(table, size, "speedup over cpu_eigen_omp"), "—")
 
 
 def train_row(variant, model, images_per_second):
