@@ -12,7 +12,8 @@ preceded by a comment that names where it comes from, a path from the root of th
     <!-- excerpt: gpu/naive/gemm.cu gemm_naive_kernel -->      quoted as it is written
     <!-- simplified: cpu/naive/gemm.hpp gemm -->                 shortened or rewritten to teach
 
-An excerpt must be found in its file, after the first line that contains the anchor: its lines
+An excerpt must be found in its file, from the first line that contains the anchor (or the
+`template <...>` line right above it, which belongs to what it names): its lines
 in the same order, each run of them consecutive in the file. Only code is compared: blank lines,
 // comments (on either side: an excerpt may annotate a line), #pragma lines and the amount of
 spacing do not count, and a line "..." or "// ..." (which may go on to say what it leaves out) stands for lines
@@ -139,6 +140,9 @@ def check_readme(root, path):
                 problems.append(f"{where}:{line}: no line of {source} contains the anchor "
                                 f"'{anchor}'")
                 continue
+            # A template header right above the anchor's line belongs to what the anchor names.
+            while start > 0 and source_lines[start - 1].startswith("template"):
+                start -= 1
         if kind == "simplified":
             continue
         missing = first_mismatch(block, [x for x in source_lines[start:] if x])

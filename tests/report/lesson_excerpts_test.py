@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """tools/lesson_excerpts.py on a source tree of its own: an excerpt that is in its file passes
-(annotated, shortened with "...", its #pragma lines left out); one changed line of the source, a
+(annotated, shortened with "...", its #pragma lines left out, a template header above its anchor
+included); one changed line of the source, a
 block that names no source, a missing file or anchor, or an excerpt out of order fails, naming
 the README's line, in a list item's indented block as elsewhere; a block marked simplified is
 not compared.
@@ -90,6 +91,17 @@ class LessonExcerpts(unittest.TestCase):
         swapped[2], swapped[3] = swapped[3], swapped[2]
         self.readme("\n".join(swapped))
         self.assert_fails("the excerpt is no longer in src/scale.cu")
+
+    def test_a_template_header_belongs_to_the_function_its_anchor_names(self):
+        header, body = "template <int n>\n", "__global__ void fixed_kernel(float* y) {\n"
+        self.write("src/scale.cu", KERNEL + "\n" + header + body + "    y[0] = float(n);\n}\n")
+        self.readme("<!-- excerpt: src/scale.cu fixed_kernel -->\n```cpp\n" + header + body +
+                    "```\n")
+        code, output = self.run_tool()
+        self.assertEqual(code, 0, output)
+        # Only the line right above: a template line further up is not the function's.
+        self.write("src/scale.cu", KERNEL + "\n" + header + "\n" + body + "    y[0] = float(n);\n}\n")
+        self.assert_fails("the excerpt is no longer in src/scale.cu after 'fixed_kernel'")
 
     def test_a_block_inside_a_list_item_is_compared_too(self):
         indented = "".join("  " + line + "\n" for line in EXCERPT.splitlines())
