@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -199,6 +200,25 @@ TEST_CASE(
         nn::save_checkpoint(lenet, {.model = "mlp"}, *other.model, other.optimizer);
     }
 
+    // Whole checkpoints, checksum and all, whose header holds what no run writes: a batch of 0
+    // (a division by zero once), a negative epoch count, a step count that cannot go up by one a
+    // step, a model name of binary bytes (shown escaped, not echoed raw).
+    const auto written = [&](const std::string& name, nn::TrainingState odd, std::int64_t steps) {
+        const fs::path path = dir.path / name;
+        Run other(b, "mlp", 1, adam, 4);
+        other.optimizer.set_steps_taken(steps);
+        nn::save_checkpoint(path, odd, *other.model, other.optimizer);
+        return path;
+    };
+    const fs::path batch_0 =
+        written("batch-0.ckpt", nn::TrainingState{.model = "mlp", .batch = 0}, 3);
+    const fs::path epochs_negative =
+        written("epochs.ckpt", nn::TrainingState{.model = "mlp", .epochs_done = -2, .batch = 4}, 3);
+    const fs::path steps_huge = written("steps.ckpt", nn::TrainingState{.model = "mlp", .batch = 4},
+                                        std::numeric_limits<std::int64_t>::max());
+    const fs::path binary_name =
+        written("binary.ckpt", nn::TrainingState{.model = "m\x01\xff", .batch = 4}, 3);
+
     struct Fault {
         std::string what;
         std::string file_bytes;  // written to the file; empty: use `path` as it is
@@ -229,6 +249,11 @@ TEST_CASE(
         {"a tensor of another shape", "", nine_classes,
          "tensor 4 is '3.dense.W 9 128', expected '3.dense.W 10 128'"},
         {"other tensors", "", lenet, "holds 30 tensors, the model and optimizer have 18"},
+        {"a batch of 0", "", batch_0, "a batch size of 0 (it is at least 1)"},
+        {"a negative epoch count", "", epochs_negative, "a negative count of epochs done, -2"},
+        {"a step count at the top of int64", "", steps_huge,
+         "a step count of 9223372036854775807 (damaged?)"},
+        {"a binary model name", "", binary_name, "a checkpoint of model 'm\\x01\\xff', not 'mlp'"},
     };
     for (const Fault& fault : faults) {
         fs::path path = fault.path;

@@ -65,6 +65,22 @@ std::vector<float> read_floats(const char* p, std::int64_t count) {
     return values;
 }
 
+// Header text for a message: printable ASCII as it is, any other byte as \xNN, at most 60
+// characters of it (a damaged header may hold binary).
+std::string shown(const std::string& text) {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    for (const char c : text.substr(0, 60)) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (byte >= 0x20 && byte < 0x7f) {
+            out += c;
+        } else {
+            out += std::string("\\x") + hex[byte >> 4] + hex[byte & 15];
+        }
+    }
+    return text.size() > 60 ? out + "..." : out;
+}
+
 // The header, line by line; every malformed or missing line is a DataError naming the file.
 class HeaderReader {
 public:
@@ -75,7 +91,7 @@ public:
     std::istringstream line(const std::string& keyword) {
         const std::string text = next_line(keyword);
         if (text.rfind(keyword + " ", 0) != 0)
-            fail(path_, "header line " + std::to_string(line_number_) + " is '" + text +
+            fail(path_, "header line " + std::to_string(line_number_) + " is '" + shown(text) +
                             "', expected '" + keyword + " ...'");
         return std::istringstream(text.substr(keyword.size() + 1));
     }
@@ -102,14 +118,14 @@ public:
         std::string got;
         if (!(fields >> got) || got != word)
             fail(path_, "header line " + std::to_string(line_number_) + ": expected '" + word +
-                            "', got '" + got + "'");
+                            "', got '" + shown(got) + "'");
     }
     // The line just read must have nothing left.
     void expect_end(std::istringstream& fields) {
         std::string extra;
         if (fields >> extra)
-            fail(path_,
-                 "header line " + std::to_string(line_number_) + ": unexpected '" + extra + "'");
+            fail(path_, "header line " + std::to_string(line_number_) + ": unexpected '" +
+                            shown(extra) + "'");
     }
     std::size_t offset() const { return offset_; }
     int line_number() const { return line_number_; }
@@ -215,6 +231,13 @@ TrainingState load_checkpoint(const std::filesystem::path& path, const std::stri
         state.batch = header.value<std::int64_t>(fields, "the batch size");
         header.expect_end(fields);
         if (steps < 0) fail(path, "a negative step count, " + std::to_string(steps));
+        // Far more than any run takes, and the count must still go up by one a step.
+        if (steps > (std::int64_t(1) << 53))
+            fail(path, "a step count of " + std::to_string(steps) + " (damaged?)");
+        if (state.epochs_done < 0)
+            fail(path, "a negative count of epochs done, " + std::to_string(state.epochs_done));
+        if (state.batch < 1)
+            fail(path, "a batch size of " + std::to_string(state.batch) + " (it is at least 1)");
     }
     // Every count below is checked against the file's size, so that a damaged header cannot ask
     // for more memory than the file could fill.
@@ -278,7 +301,7 @@ TrainingState load_checkpoint(const std::filesystem::path& path, const std::stri
 
     // 4. That it is a checkpoint of this model and optimizer.
     if (state.model != model_name)
-        fail(path, "a checkpoint of model '" + state.model + "', not '" + model_name + "'");
+        fail(path, "a checkpoint of model '" + shown(state.model) + "', not '" + model_name + "'");
     if (stored_optimizer != optimizer.config().str())
         fail(path, "saved with optimizer '" + stored_optimizer + "', this run uses '" +
                        optimizer.config().str() + "'");

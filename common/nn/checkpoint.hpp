@@ -36,8 +36,8 @@ namespace triptych::nn {
 struct TrainingState {
     std::string model{};  // "mlp", "lenet"
     int epochs_done = 0;
-    std::uint64_t seed = 0;  // of the run (initialisation and shuffling)
-    std::int64_t batch = 0;
+    std::uint64_t seed = 0;           // of the run (initialisation and shuffling)
+    std::int64_t batch = 64;          // images per step, at least 1 (TrainOptions' default)
     std::vector<float> loss_curve{};  // every step's loss so far
 };
 
