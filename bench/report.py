@@ -101,6 +101,8 @@ def load_json(path):
         raise ReportError(f"cannot read {path}: {e.strerror}")
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ReportError(f"{path} is not valid JSON ({e})")
+    except RecursionError:
+        raise ReportError(f"{path} is not JSON this report reads (nested too deeply)")
     if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
         raise ReportError(f"{path} is not Google Benchmark JSON (no 'benchmarks' list)")
     context = doc.get("context")
@@ -125,8 +127,8 @@ def described_ops(context):
                           "written by an older triptych_bench; run the benchmarks again")
     try:
         ops = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ReportError(f"the context's triptych_ops is not JSON ({e})")
+    except (json.JSONDecodeError, RecursionError) as e:
+        raise ReportError(f"the context's triptych_ops is not JSON ({type(e).__name__}: {e})")
     for op, facts in ops.items():
         if not all(isinstance(facts.get(k), str) for k in ("counter", "work", "table")):
             raise ReportError(f"op '{op}' of triptych_ops lacks its counter, work or table")
@@ -973,7 +975,7 @@ def json_or_none(path, what):
             return json.load(f)
     except OSError as e:
         raise ReportError(f"cannot read {what} {path}: {e.strerror}")
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return None
 
 
@@ -1664,9 +1666,13 @@ def write_report(json_path, out, peer_path=None, counts_path=None):
     check_out(out)
     try:
         stage_and_replace(json_path, out, peer_path, counts_path)
-    except (AttributeError, KeyError, TypeError, ValueError, ZeroDivisionError) as e:
-        # Well-formed JSON with a field of the wrong type or shape (or a rate of 0).
-        raise ReportError(f"{json_path} has unexpected content ({type(e).__name__}: {e})")
+    except (AttributeError, KeyError, TypeError, ValueError, ZeroDivisionError, OverflowError,
+            RecursionError) as e:
+        # Well-formed JSON with a field of the wrong type or shape (or a rate of 0, or a number
+        # too large for a float), in the run or in the files given beside it.
+        given = [json_path] + [p for p in (peer_path, counts_path) if p]
+        raise ReportError(f"{' or '.join(given)} has unexpected content "
+                          f"({type(e).__name__}: {e})")
 
 
 def stage_and_replace(json_path, out, peer_path=None, counts_path=None):

@@ -75,9 +75,9 @@ std::pair<std::string, int> split_version(const std::string& name) {
     const bool digits =
         !number.empty() && number.size() <= 4 &&
         std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (!digits || std::stoi(number) < 1)
+    if (at == 0 || !digits || std::stoi(number) < 1)
         throw InvalidArgument("backend '" + name + "': a version is written <variant>@<number>, " +
-                              "the number 1 or more (triptych versions lists them)");
+                              "the number from 1 to 9999 (triptych versions lists them)");
     return {name.substr(0, at), std::stoi(number)};
 }
 

@@ -78,6 +78,21 @@ TEST_CASE("an option given an empty value is refused, not read as absent", "[cli
         refuses(arguments, std::string("option ") + option + " needs a value, got an empty one");
 }
 
+TEST_CASE("an option given twice, or given another option as its value, is refused", "[cli]") {
+    // The second value silently replaced the first; `--backend --shape 4` took --shape as the
+    // backend and then called 4 an unknown option.
+    refuses("check --op relu_forward --seed 1 --seed 2", "option --seed is given twice");
+    refuses("check --op relu_forward --op gemm", "option --op is given twice");
+    refuses("train --profile --profile", "option --profile is given twice");
+    refuses("check --op relu_forward --backend --shape 4",
+            "option --backend needs a value, got the option --shape");
+    // profile --ncu-metrics printed the names and ignored the rest, an unknown op included.
+    refuses("profile --ncu-metrics --op nosuch",
+            "--ncu-metrics prints the metric names alone; --op goes with a profile");
+    // A value that only starts with a dash is still a value, for its option to judge.
+    refuses("check --op relu_forward --seed -5", "--seed");
+}
+
 TEST_CASE("an output file is checked before the work, and a link to one is followed", "[cli]") {
     const testing::ScratchDirectory dir("cli-outputs");
     const std::string bench = "bench --quick --filter '^relu_forward/cpu_naive/' --out ";
@@ -100,6 +115,9 @@ TEST_CASE("an output file is checked before the work, and a link to one is follo
 
     // train's checkpoint, before an epoch is spent.
     refuses("train --save " + dir.path.string(), "--save " + dir.path.string() + " is a directory");
+
+    // A directory where no file can be created: the work was done, then lost.
+    refuses(bench + "/proc/triptych.json", "--out /proc/triptych.json: cannot write in /proc");
 }
 
 #if TRIPTYCH_GPU_SIM
@@ -114,8 +132,9 @@ TEST_CASE("profile and versions take a variant's version only where the op has i
     const std::string nine = testing::cli_output("versions --op gemm --backend gpu_tiled@9");
     CHECK_THAT(nine, Contains("tensor_cores_tf32") && !Contains("double_buffer") &&
                          !Contains("no kernels"));
-    CHECK_THAT(testing::cli_output("versions --op relu_forward --backend gpu_tiled@9"),
-               Contains("no version 9 of relu_forward in gpu_tiled"));
+    // A version the op lacks was a line of output and exit status 0; check and profile refuse it.
+    refuses("versions --op relu_forward --backend gpu_tiled@9",
+            "gpu_tiled has no version 9 of relu_forward");
 }
 
 TEST_CASE("check --every-version runs each version of one variant, and needs a variant", "[cli]") {

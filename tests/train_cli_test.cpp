@@ -92,6 +92,7 @@ TEST_CASE("`triptych train` refuses a bad option value in one line naming the op
         {"--optimizer adagrad", "--optimizer", "adagrad"},
         {"--lr -0.1", "--lr", "-0.1"},
         {"--lr fast", "--lr", "fast"},
+        {"--lr 1e-50", "--lr", "1e-50"},  // 0 as a float: the optimizer refused it, unnamed
         {"--seed -1", "--seed", "-1"},
         {"--limit 0", "--limit", "0"},
         {"--overlap yes", "--overlap", "yes"},
@@ -157,6 +158,55 @@ TEST_CASE(
                      << reference[i].loss);
         CHECK(std::abs(three_epochs[i].loss - reference[i].loss) <= 1e-5 * reference[i].loss);
     }
+}
+
+// A plain IDX file of unsigned bytes, all `value`: magic 00 00 08 <rank>, big-endian sizes.
+void write_idx(const fs::path& path, const std::vector<std::uint32_t>& dims, char value) {
+    std::string bytes = {0, 0, 0x08, char(dims.size())};
+    std::size_t count = 1;
+    for (std::uint32_t d : dims) {
+        for (int shift : {24, 16, 8, 0}) bytes.push_back(char(d >> shift));
+        count *= d;
+    }
+    bytes.append(count, value);
+    std::ofstream(path, std::ios::binary) << bytes;
+}
+
+TEST_CASE(
+    "`triptych train` refuses, before it trains or makes --out, outputs it cannot write, a "
+    "--save onto its own loss curve, and images the models do not take",
+    "[cli][train]") {
+    const testing::ScratchDirectory dir("train-cli-refusals");
+    const auto refuses = [](const std::string& arguments, const std::string& why) {
+        INFO("triptych " << arguments);
+        const testing::CliRun run = run_cli(arguments);
+        CHECK(run.status != 0);
+        CHECK(testing::one_line(run.stderr_text));
+        CHECK_THAT(run.stderr_text, Contains(why));
+    };
+    // A checkpoint where nothing can be created: it trained an epoch, then failed.
+    refuses(tiny_run + " --save /proc/triptych.ckpt", "--save /proc/triptych.ckpt: cannot write");
+    // The checkpoint over the run's own CSV: it replaced the loss curve, and exited 0.
+    const fs::path out = dir.path / "out";
+    fs::create_directories(out);
+    refuses(tiny_run + " --out " + quoted(out) + " --save " + quoted(out / "mlp_cpu_eigen_omp.csv"),
+            "is a file this run writes its loss curve to");
+    CHECK(fs::is_empty(out));
+    // A setting refused after --out was made left an empty folder behind.
+    refuses(tiny_run + " --overlap on --out " + quoted(dir.path / "never"),
+            "overlapped uploads need a GPU backend");
+    CHECK(!fs::exists(dir.path / "never"));
+    // Test images of another size failed after a whole epoch, in the dense layer's words.
+    const fs::path data = dir.path / "data";
+    fs::create_directories(data);
+    write_idx(data / "train-images-idx3-ubyte", {8, 28, 28}, 7);
+    write_idx(data / "train-labels-idx1-ubyte", {8}, 3);
+    write_idx(data / "t10k-images-idx3-ubyte", {8, 14, 14}, 7);
+    write_idx(data / "t10k-labels-idx1-ubyte", {8}, 3);
+    refuses("train --batch 4 --data " + quoted(data) + " --out " + quoted(dir.path / "never"),
+            "the test images are 14x14; the models take 28x28 images");
+    CHECK(!fs::exists(dir.path / "never"));
+    refuses("train --data " + quoted(data / "t10k-labels-idx1-ubyte"), "a file, not a directory");
 }
 
 TEST_CASE("`triptych train --load` refuses a damaged or truncated checkpoint in one line",

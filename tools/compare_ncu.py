@@ -107,7 +107,8 @@ def read_sim(path):
         uneven = defaultdict(lambda: defaultdict(int))
         for k in data["kernels"]:
             for metric, value in k["metrics"].items():
-                if not isinstance(value, int):  # counts are whole: 148.7 is no count of 148
+                # Counts are whole (148.7 is no count of 148) and fit the hardware's 64 bits.
+                if not isinstance(value, int) or not 0 <= value < 2**64:
                     raise ValueError(f"{metric} = {value!r} is not a whole count")
                 kernels[base_name(k["kernel"])][metric] += value
             for site in k["sites"]:
@@ -116,6 +117,8 @@ def read_sim(path):
                         site["uneven_requests"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError) as e:
         raise InputError(f"{path}: not a `triptych profile --json` file ({e})")
+    except RecursionError:
+        raise InputError(f"{path}: not a `triptych profile --json` file (nested too deeply)")
     if not kernels:
         raise InputError(f"{path}: the profile has no kernels")
     return kernels, uneven
@@ -150,18 +153,27 @@ def read_ncu(path):
                          "\"Kernel Name\", \"Metric Name\", \"Metric Value\")")
     kernels = defaultdict(lambda: defaultdict(float))
     rows = csv.DictReader(io.StringIO("\n".join(lines[header:])))
-    for row in rows:
-        if row.get("Metric Name") is None or row.get("Kernel Name") is None:
-            continue  # a line of program output after the table
-        try:
-            value = number(row["Metric Value"])
-        except (ValueError, AttributeError):
-            raise InputError(f"{path}: {row['Kernel Name']} {row['Metric Name']}: "
-                             f"not a number: {row['Metric Value']!r}")
-        kernels[base_name(row["Kernel Name"])][row["Metric Name"]] += value
+    try:
+        for row in rows:
+            read_ncu_row(path, row, kernels)
+    except csv.Error as e:
+        raise InputError(f"{path}: not an ncu CSV table ({e})")
     if not kernels:
         raise InputError(f"{path}: the ncu table has no rows")
     return kernels
+
+
+def read_ncu_row(path, row, kernels):
+    """Adds one row of ncu's table to kernels (see read_ncu); a line of program output after the
+    table, which has no metric, adds nothing."""
+    if row.get("Metric Name") is None or row.get("Kernel Name") is None:
+        return
+    try:
+        value = number(row["Metric Value"])
+    except (ValueError, AttributeError):
+        raise InputError(f"{path}: {row['Kernel Name']} {row['Metric Name']}: "
+                         f"not a number: {row['Metric Value']!r}")
+    kernels[base_name(row["Kernel Name"])][row["Metric Name"]] += value
 
 
 TOLERANCE = 0.02  # the goal set for the simulator: its counts within 2% of the hardware's

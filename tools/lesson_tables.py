@@ -213,7 +213,7 @@ def read_source(path, what):
     try:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:
         raise report.ReportError(f"cannot read {what} {path}: {e}")
 
 
@@ -751,7 +751,8 @@ def main(argv):
     except OSError as e:  # a program or a file that cannot be run, read or written
         print(f"lesson_tables.py: {e}", file=sys.stderr)
         return 1
-    except (KeyError, TypeError, AttributeError, IndexError, ValueError, ZeroDivisionError) as e:
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError, ZeroDivisionError,
+            OverflowError, RecursionError) as e:
         # A recorded source (or a run) of the wrong form: nothing was written (write_sources).
         print(f"lesson_tables.py: a recorded figure cannot be made into its table "
               f"({type(e).__name__}: {e})", file=sys.stderr)

@@ -1,6 +1,8 @@
 // A small command-line option reader shared by the subcommands: `--name value` pairs and flags,
 // with an error naming the subcommand for anything unknown or missing its value (an empty value,
-// as `--backend ""` gives, is missing too: it would otherwise read as the option's absence).
+// as `--backend ""` gives, is missing too: it would otherwise read as the option's absence; so is
+// another option, as in `--backend --shape 4`), and for an option given twice, whose second value
+// would otherwise replace the first unseen.
 #pragma once
 
 #include <map>
@@ -19,14 +21,21 @@ public:
             std::set<std::string> flags = {}) {
         for (std::size_t i = 0; i < args.size(); ++i) {
             const std::string& arg = args[i];
+            if ((flags.count(arg) > 0 || valued.count(arg) > 0) && values_.count(arg) > 0)
+                throw InvalidArgument("option " + arg + " is given twice (see triptych " + command +
+                                      " --help)");
             if (flags.count(arg) > 0) {
                 values_[arg] = "";
             } else if (valued.count(arg) > 0) {
                 if (i + 1 >= args.size())
                     throw InvalidArgument("option " + arg + " needs a value (see triptych " +
                                           command + " --help)");
-                if (args[i + 1].empty())
+                const std::string& value = args[i + 1];
+                if (value.empty())
                     throw InvalidArgument("option " + arg + " needs a value, got an empty one");
+                if (flags.count(value) > 0 || valued.count(value) > 0)
+                    throw InvalidArgument("option " + arg + " needs a value, got the option " +
+                                          value);
                 values_[arg] = args[++i];
             } else {
                 throw InvalidArgument("unknown option '" + arg + "' (see triptych " + command +

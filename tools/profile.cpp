@@ -484,6 +484,11 @@ int profile_main(const Args& args) {
         return 0;
     }
     if (options.has("--ncu-metrics")) {
+        for (const char* other :
+             {"--op", "--backend", "--version", "--shape", "--json", "--seed", "--gpu", "--lines"})
+            if (options.has(other))
+                throw InvalidArgument(std::string("--ncu-metrics prints the metric names alone; ") +
+                                      other + " goes with a profile");
         std::puts(ncu_metrics);
         return 0;
     }

@@ -25,6 +25,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/errors.hpp"
@@ -139,6 +140,9 @@ float learning_rate(const Options& options, OptimizerKind kind) {
     if (error != std::errc() || end != text.data() + text.size() || !(value > 0) ||
         !std::isfinite(float(value)))
         throw InvalidArgument("--lr takes a positive number, got '" + text + "'");
+    if (float(value) == 0.0f)
+        throw InvalidArgument("--lr takes a positive number a float can hold, got '" + text +
+                              "' (0 as a float)");
     return float(value);
 }
 
@@ -177,7 +181,9 @@ Settings read_settings(const Options& options) {
     s.limit = integer_option(options, "--limit", 0, 1);
     s.data = options.get("--data", default_data);
     s.out = options.get("--out", "training");
-    if (fs::exists(s.out) && !fs::is_directory(s.out))
+    std::error_code unreadable;  // a name too long, say: refused where the folder is made
+    const fs::file_status out = fs::status(s.out, unreadable);
+    if (fs::exists(out) && !fs::is_directory(out))
         throw InvalidArgument("--out " + s.out.string() + " exists and is not a directory");
     // The file the checkpoint replaces (where a link to it leads), refused now if it cannot be.
     if (options.has("--save")) s.save = output_file("--save", options.get("--save"));
@@ -205,13 +211,25 @@ struct Data {
 };
 
 Data read_data(const Settings& s) {
+    if (fs::exists(s.data) && !fs::is_directory(s.data))
+        throw DataError("--data " + s.data.string() +
+                        ": a file, not a directory; point --data at the directory of the four "
+                        "IDX files");
     if (!fs::is_directory(s.data))
         throw DataError("--data " + s.data.string() +
                         ": no such directory; install Debian's dataset-fashion-mnist (see "
                         "README) or point --data at the four IDX files");
     const FashionMnistFiles files = fashion_mnist_files(s.data);
-    return {read_image_set(files.train_images, files.train_labels, s.limit),
-            read_image_set(files.test_images, files.test_labels, s.limit)};
+    Data data{read_image_set(files.train_images, files.train_labels, s.limit),
+              read_image_set(files.test_images, files.test_labels, s.limit)};
+    // Refused now, not after an epoch of training when the test set is first used.
+    for (const auto& [set, what] : {std::pair{&data.train, "training"}, {&data.test, "test"}})
+        if (set->rows != nn::model_image_side || set->cols != nn::model_image_side)
+            throw DataError("--data " + s.data.string() + ": the " + what + " images are " +
+                            std::to_string(set->rows) + "x" + std::to_string(set->cols) +
+                            "; the models take " + std::to_string(nn::model_image_side) + "x" +
+                            std::to_string(nn::model_image_side) + " images, as Fashion-MNIST's");
+    return data;
 }
 
 std::int64_t steps_per_epoch(const ImageSet& train, std::int64_t batch) {
@@ -401,12 +419,6 @@ int train_main(const Args& args) {
         throw InvalidArgument("--batch " + std::to_string(s.batch) + " is more than the " +
                               std::to_string(data.train.count) + " training images" +
                               (s.limit > 0 ? " (--limit " + std::to_string(s.limit) + ")" : ""));
-    if (!fs::exists(s.out)) fs::create_directories(s.out);
-    const std::string name = s.model + "_" + s.backend;
-    const fs::path csv = s.out / (name + ".csv"), png = s.out / (name + ".png");
-    // The files they replace, refused before training if they cannot be (a directory there).
-    const fs::path csv_file = output_file("--out", csv), png_file = output_file("--out", png);
-
     std::unique_ptr<nn::Sequential> model = nn::make_model(s.model, b, s.seed);
     nn::Optimizer optimizer(b, model->parameters(), s.optimizer);
     nn::TrainingState state;
@@ -423,6 +435,23 @@ int train_main(const Args& args) {
                          .time_phases = s.profile,
                          .overlap = s.overlap,
                          .graph = s.graph});
+
+    // The output folder, made only now that every setting has been accepted, and the files it
+    // will hold, refused before training if they cannot be written (a directory there).
+    try {
+        if (!fs::exists(s.out)) fs::create_directories(s.out);
+    } catch (const fs::filesystem_error& e) {
+        throw InvalidArgument("--out " + s.out.string() + ": cannot create the directory (" +
+                              e.code().message() + ")");
+    }
+    const std::string name = s.model + "_" + s.backend;
+    const fs::path csv = s.out / (name + ".csv"), png = s.out / (name + ".png");
+    const fs::path csv_file = output_file("--out", csv), png_file = output_file("--out", png);
+    if (!s.save.empty() && (fs::weakly_canonical(s.save) == fs::weakly_canonical(csv_file) ||
+                            fs::weakly_canonical(s.save) == fs::weakly_canonical(png_file)))
+        throw InvalidArgument("--save " + s.save.string() +
+                              " is a file this run writes its loss curve to (--out " +
+                              s.out.string() + "); choose another");
 
     // One forward pass of a batch, so that the summary can show each layer's output shape.
     const std::int64_t pixels = data.train.rows * data.train.cols;

@@ -89,12 +89,11 @@ int versions_main(const Args& args) {
             }
         }
     }
-    if (rows == 0 && only_version != 0)
-        std::printf("(no version %d of %s in %s)\n", only_version,
-                    options.has("--op") ? options.get("--op").c_str() : "any op",
-                    variants.front().c_str());
-    else if (rows == 0)
-        std::puts("(no kernels: this op has none in the variants of this build)");
+    if (rows == 0 && only_version != 0)  // refused, as check and profile refuse it
+        throw InvalidArgument(variants.front() + " has no version " + std::to_string(only_version) +
+                              " of " + (options.has("--op") ? options.get("--op") : "any op") +
+                              " (triptych versions --backend " + variants.front() + " lists them)");
+    if (rows == 0) std::puts("(no kernels: this op has none in the variants of this build)");
     std::puts(
         "\n* the variant's default, its best: what --backend <variant> runs. --backend "
         "<variant>@<N>\n  runs version N of the ops that have one (the others at their default).\n"

@@ -20,6 +20,9 @@
 
 namespace triptych::nn {
 
+// The side of the square grey images both models take (Fashion-MNIST's).
+constexpr std::int64_t model_image_side = 28;
+
 // "mlp" or "lenet" on `backend`; InvalidArgument listing the names otherwise.
 std::unique_ptr<Sequential> make_model(const std::string& name, const Backend& backend,
                                        std::uint64_t seed);

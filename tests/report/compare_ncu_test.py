@@ -208,6 +208,30 @@ class CompareNcu(unittest.TestCase):
             self.assertIn(f"not a number: '{value}'", output)
             self.assertNotIn("Traceback", output)
 
+    def test_inputs_that_were_tracebacks_are_refused(self):
+        # JSON nested deeper than Python's parser recurses, a count past 64 bits (a float overflow
+        # when compared), and a CSV field longer than the csv module's limit.
+        deep = os.path.join(self.root, "deep.json")
+        with open(deep, "w") as f:
+            f.write("[" * 100000 + "]" * 100000)
+        code, output = self.run_tool(ncu_log(self.two_launches()), sim=deep)
+        self.assertEqual(code, 2, output)
+        self.assertIn("nested too deeply", output)
+        with open(self.sim) as f:
+            profile = json.load(f)
+        profile["kernels"][0]["metrics"]["smsp__inst_executed_op_shared_ld.sum"] = 10**400
+        huge = os.path.join(self.root, "huge.json")
+        with open(huge, "w") as f:
+            json.dump(profile, f)
+        code, output = self.run_tool(ncu_log(self.two_launches()), sim=huge)
+        self.assertEqual(code, 2, output)
+        self.assertIn("is not a whole count", output)
+        long_name = ncu_log([("k" * 200000, {"x": 1})])
+        code, output = self.run_tool(long_name)
+        self.assertEqual(code, 2, output)
+        self.assertIn("not an ncu CSV table", output)
+        self.assertNotIn("Traceback", output)
+
     def test_a_profile_of_the_wrong_form_is_refused(self):
         # A fractional count was truncated (148.7 compared equal to ncu's 148); a kernel name that
         # is not a string, or metrics that are not an object, were a traceback.

@@ -873,6 +873,15 @@ class BadInput(ReportTest):
                             os.path.join(self.tmp.name, "out"))
         self.assert_fails_in_one_line(result, "not valid JSON")
 
+    def test_json_nested_too_deeply_is_refused_not_a_traceback(self):
+        # Python's parser recursed into each '[' and raised RecursionError, a traceback.
+        deep = "[" * 100000 + "]" * 100000
+        result = run_report(self.write_json(deep), os.path.join(self.tmp.name, "out"))
+        self.assert_fails_in_one_line(result, "nested too deeply")
+        result = run_report(self.write_json(simulator_run()), os.path.join(self.tmp.name, "out"),
+                            self.write_json(deep, "peer.json"))
+        self.assert_fails_in_one_line(result, "is not the JSON of bench/pytorch_peer.py")
+
     def test_json_not_from_triptych_bench(self):
         result = run_report(self.write_json({"context": {}, "benchmarks": []}),
                             os.path.join(self.tmp.name, "out"))
