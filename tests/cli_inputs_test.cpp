@@ -117,7 +117,8 @@ TEST_CASE("an output file is checked before the work, and a link to one is follo
     refuses("train --save " + dir.path.string(), "--save " + dir.path.string() + " is a directory");
 
     // A directory where no file can be created: the work was done, then lost.
-    refuses(bench + "/proc/triptych.json", "--out /proc/triptych.json: cannot write in /proc");
+    refuses(bench + "/proc/triptych.json",
+            "--out /proc/triptych.json: cannot create a file in /proc");
 }
 
 #if TRIPTYCH_GPU_SIM

@@ -185,7 +185,8 @@ TEST_CASE(
         CHECK_THAT(run.stderr_text, Contains(why));
     };
     // A checkpoint where nothing can be created: it trained an epoch, then failed.
-    refuses(tiny_run + " --save /proc/triptych.ckpt", "--save /proc/triptych.ckpt: cannot write");
+    refuses(tiny_run + " --save /proc/triptych.ckpt",
+            "--save /proc/triptych.ckpt: cannot create a file in /proc");
     // The checkpoint over the run's own CSV: it replaced the loss curve, and exited 0.
     const fs::path out = dir.path / "out";
     fs::create_directories(out);

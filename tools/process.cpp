@@ -167,15 +167,13 @@ fs::path output_file(const std::string& option, const fs::path& file) {
         throw InvalidArgument(where + ": directory " + target.parent_path().string() +
                               " does not exist");
     // The output is written beside the target and renamed: a directory where nothing may be
-    // created (read-only, or /proc) is refused now, not after the work.
-    std::string probe = (target.parent_path() / ".triptych-probe-XXXXXX").string();
-    const int fd = mkstemp(probe.data());
-    if (fd < 0)
-        throw InvalidArgument(where + ": cannot write in " + target.parent_path().string() + ": " +
-                              std::strerror(errno));
-    close(fd);
-    std::error_code ignored;
-    fs::remove(probe, ignored);
+    // created (read-only, or /proc) is refused now, not after the work, by making (and, at the end
+    // of this scope, removing) a temporary file there.
+    try {
+        const TemporaryFile probe(target.parent_path(), "triptych-probe", "");
+    } catch (const DataError& e) {
+        throw InvalidArgument(where + ": " + e.what());
+    }
     return target;
 }
 

@@ -599,41 +599,39 @@ class WithGpu(OneReport):
         transfers = self.tables["Host↔device transfers"]
         self.assertEqual(cell(transfers, "1 MiB", "h2d_pinned GB/s"), "10.0")
 
+    def assert_transfer_row(self, title, size, gpu_ms, transfers_ms, share, speedup,
+                            with_transfers=None):
+        """The row `size` of the transfer table `title`, cell by cell (gpu_tiled's columns)."""
+        table = self.tables[title]
+        expected = {"gpu_tiled ms": gpu_ms, "transfers ms (pinned)": transfers_ms,
+                    "transfers share (pinned)": share, "speedup over cpu_eigen_omp": speedup}
+        if with_transfers is not None:
+            expected["with transfers (pinned)"] = with_transfers
+        for heading, value in expected.items():
+            self.assertEqual(cell(table, size, heading), value, f"{title}: {heading}")
+
     def test_transfer_cost_of_a_relu(self):
         # 65536 floats: x up at 10 GB/s (26.2 us) and y down at 20 GB/s (13.1 us) = 39.3 us,
         # against gpu_tiled's 0.524 us (8 bytes a float at 1000 GB/s): 99% of the total.
-        table = self.tables["Transfer cost of one ReLU"]
-        size = "65536 (256 KiB)"
-        self.assertEqual(cell(table, size, "gpu_tiled ms"), "0.0005")
-        self.assertEqual(cell(table, size, "transfers ms (pinned)"), "0.0393")
-        self.assertEqual(cell(table, size, "transfers share (pinned)"), "99%")
         # cpu_eigen_omp's row (cpu_benchmarks) takes 1 s, the median of its iterations: 1 s /
         # 0.524 us = 1907349x the call alone, 1 s / (0.524 + 39.32) us = 25097x with its trips.
-        self.assertEqual(cell(table, size, "speedup over cpu_eigen_omp"), "1907349×")
-        self.assertEqual(cell(table, size, "with transfers (pinned)"), "25097×")
-
+        self.assert_transfer_row("Transfer cost of one ReLU", "65536 (256 KiB)",
+                                 gpu_ms="0.0005", transfers_ms="0.0393", share="99%",
+                                 speedup="1907349×", with_transfers="25097×")
 
     def test_transfer_cost_of_a_softmax_and_of_a_dense_layer(self):
         # softmax 4096x1000: 4096000 floats up at 10 GB/s (1.6384 ms) and down at 20 GB/s
         # (0.8192 ms) = 2.4576 ms, against gpu_tiled's 0.02048 ms (8 bytes a float at 1600 GB/s):
         # 99% of the total. cpu_eigen_omp at 8 GB/s: 4.096 ms, 200x the call alone and
         # 4.096 / (2.4576 + 0.02048) = 1.65x with its trips.
-        table = self.tables["Transfer cost of one softmax"]
-        size = "4096x1000 (15.6 MiB)"
-        self.assertEqual(cell(table, size, "gpu_tiled ms"), "0.0205")
-        self.assertEqual(cell(table, size, "transfers ms (pinned)"), "2.46")
-        self.assertEqual(cell(table, size, "transfers share (pinned)"), "99%")
-        self.assertEqual(cell(table, size, "speedup over cpu_eigen_omp"), "200×")
-        self.assertEqual(cell(table, size, "with transfers (pinned)"), "1.65×")
+        self.assert_transfer_row("Transfer cost of one softmax", "4096x1000 (15.6 MiB)",
+                                 gpu_ms="0.0205", transfers_ms="2.46", share="99%",
+                                 speedup="200×", with_transfers="1.65×")
         # dense 1024x4096->4096: x (4194304 floats), the weights (16777216) and the bias (4096)
         # up at 10 GB/s = 8.3902464 ms, y (4194304) down at 20 GB/s = 0.8388608 ms: 9.229 ms
         # against gpu_tiled's 0.5 ms, 95% of the total; no cpu_eigen_omp row of that size.
-        table = self.tables["Transfer cost of one dense layer"]
-        size = "1024x4096->4096 relu"
-        self.assertEqual(cell(table, size, "gpu_tiled ms"), "0.5")
-        self.assertEqual(cell(table, size, "transfers ms (pinned)"), "9.23")
-        self.assertEqual(cell(table, size, "transfers share (pinned)"), "95%")
-        self.assertEqual(cell(table, size, "speedup over cpu_eigen_omp"), "—")
+        self.assert_transfer_row("Transfer cost of one dense layer", "1024x4096->4096 relu",
+                                 gpu_ms="0.5", transfers_ms="9.23", share="95%", speedup="—")
 
 
 def train_row(variant, model, images_per_second):
