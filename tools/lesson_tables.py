@@ -41,6 +41,11 @@ nvcc), which another nvcc may change: the check compares it only where the build
 recorded one, and says so where it is not. Nobody types the numbers in a README. Standard library
 only (and bench/report.py).
 
+A removed-barrier table (`barriers`, lesson 03) shows what `triptych check` makes of kernels
+with one barrier left out (TRIPTYCH_SIM_SKIP_SYNC), in each thread order and under the race
+checker; tools/lesson_barriers.py says what its source holds. --count and --check --triptych rerun
+its checks as they do the profiles of a counted table.
+
 A noted table (`noted`) shows figures written down from a run whose JSON was not kept (the H200
 runs of lessons/15_performance/h200.json): {"machine", "kept", "runs": {name: {"date", "code",
 "build", "command", "written_down"}}, "figures": [{"row", "run", "time_us" and/or "rate" with
@@ -66,6 +71,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import report  # noqa: E402  (bench/report.py)
+import lesson_barriers  # noqa: E402  (tools/lesson_barriers.py, which needs report)
 from lesson_files import lesson_readmes, write_json, write_whole  # noqa: E402
 
 BLOCK = re.compile(r"(<!-- generated table: (\w+), source ([\w./-]+)((?:, [^\n]*?)?) -->\n)"
@@ -241,19 +247,19 @@ def profile(triptych, args):
     return {"cases": counted["cases"], "nvcc": counted.get("nvcc"), "kernels": counted["kernels"]}
 
 
-def counted_sources(lessons):
-    """The source of every counted table of the lessons."""
+def counted_sources(lessons, kind="counted"):
+    """The source of every table of `kind` ("counted" or "barriers") of the lessons."""
     for path in lesson_readmes(lessons):
         _, _, found = regenerated(path, render_tables=False)
         for section, source in found:
-            if section == "counted":
+            if section == kind:
                 yield source
 
 
 def recount(triptych, lessons, write):
-    """Reruns every counted table's profiles; returns the (source, recounted doc) to record
-    (`write`), or the sources whose tables would change (a recount that only moves a source line
-    is not stale)."""
+    """Reruns every counted table's profiles and every removed-barrier table's checks; returns
+    the (source, recounted doc) to record (`write`), or the sources whose tables would change (a
+    recount that only moves a source line is not stale)."""
     stale, writes = [], []
     for source in counted_sources(lessons):
         doc = load_counted(source)
@@ -276,6 +282,12 @@ def recount(triptych, lessons, write):
             columns = [c for c in columns if c != "occupancy"]
         if (counted_rows(dict(recounted, columns=columns), source) !=
                 counted_rows(dict(doc, columns=columns), source)):
+            stale.append(os.path.relpath(source, ROOT))
+    for source in counted_sources(lessons, "barriers"):
+        recounted = lesson_barriers.recount(triptych, source)
+        if write:
+            writes.append((source, recounted))
+        elif recounted != lesson_barriers.load(source):
             stale.append(os.path.relpath(source, ROOT))
     return writes if write else stale
 
@@ -560,10 +572,12 @@ def render(section, source_path, link, options=""):
                                  f"'{options.lstrip(', ')}')")
     if section == "counted":
         return render_counted(source_path, link)
+    if section == "barriers":
+        return lesson_barriers.render(source_path, link)
     if section == "bench":
         return render_bench(source_path, link)
     if section not in SECTION_OPS:
-        raise report.ReportError(f"unknown generated table '{section}' (known: bench, counted, noted, "
+        raise report.ReportError(f"unknown generated table '{section}' (known: bench, counted, barriers, noted, "
                                  f"{', '.join(SECTION_OPS)})")
     if not os.path.exists(source_path):
         return (f"No run has been recorded for this table yet: {SECTION_NEEDS[section]}, then "
@@ -646,7 +660,7 @@ def record(run_path, lessons, peer_path=None):
     for path in lesson_readmes(lessons):
         _, _, found = regenerated(path, render_tables=False)
         for section, source in found:
-            if section in ("counted", "noted"):
+            if section in ("counted", "barriers", "noted"):
                 continue
             if section == "bench":
                 source_doc = load_bench_source(source)

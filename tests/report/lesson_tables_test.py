@@ -2,7 +2,7 @@
 """tools/lesson_tables.py on a lesson folder of its own: a table is written from a recorded run,
 is checked against it, and a planted change (one digit of the table) fails the check; a counted
 table is recorded from `triptych profile` (here a stand-in script), and a recount that no longer
-gives the recorded counts fails the check too.
+gives the recorded counts fails the check too; so is a removed-barrier table, from `triptych check`.
 
     lesson_tables_test.py --tool tools/lesson_tables.py
 """
@@ -651,6 +651,122 @@ class NotedTables(LessonFolder):
         result = self.tool("--check")
         self.assertEqual(result.returncode, 1)
         self.assertIn("a bench table takes no options", result.stderr)
+
+
+BARRIERS_README = """# Lesson 97
+
+<!-- generated table: barriers, source barriers.json -->
+<!-- end of generated table -->
+"""
+
+# A kernel file: the comment's __syncthreads() is not a barrier, so `barrier: 2` is line 7's.
+KERNEL = """// A kernel with two barriers; this __syncthreads() is a comment.
+__global__ void copy_kernel(const float* in, float* out);  // a declaration, not the definition
+__global__ void copy_kernel(const float* in, float* out) {
+    __shared__ float s[32];
+    s[threadIdx.x] = in[threadIdx.x];
+    __syncthreads();  /* __syncthreads() */
+    __syncthreads();
+    out[threadIdx.x] = s[31 - threadIdx.x];
+}
+"""
+
+# A stand-in for `triptych check`: shape 1x1x1's two cases pass, 9x9x9's first $FAKE_FAILS fail
+# (in reverse order, both); under --racecheck 9x9x9 is one row, a race. It announces the removed
+# barrier on stderr as the simulator does, unless $FAKE_SILENT.
+FAKE_CHECK = """#!/usr/bin/env python3
+import os, sys
+args = sys.argv[1:]
+assert args[0] == "check", args
+site, order = os.environ["TRIPTYCH_SIM_SKIP_SYNC"], os.environ["TRIPTYCH_SIM_ORDER"]
+backend = args[args.index("--backend") + 1]
+if not os.environ.get("FAKE_SILENT"):
+    print(f"simulator: the barrier at {site} is removed (TRIPTYCH_SIM_SKIP_SYNC): every thread "
+          "passes it without waiting", file=sys.stderr)
+print("seed 5 (replay with --seed 5)\\n")
+lead = f"{'copy':<23} {backend:<14} {'simulator (CPU, 2 threads)':<26.26}"
+passed = failed = 0
+for shape, fails in (("1x1x1", 0), ("9x9x9", 2 if order == "reverse" else
+                                    int(os.environ.get("FAKE_FAILS", "1")))):
+    if "--racecheck" in args and shape == "9x9x9":
+        print(f"{lead} {'9,9,9':<50} FAIL: race check: 1 problem in the kernel")
+        failed += 1
+        continue
+    for i in range(2):
+        ok = i >= fails
+        verdict = "PASS" if ok else "FAIL: max abs error 1 > tolerance"
+        print(f"{lead} {shape + ' a=' + str(i):<50} {1e-7:10.3g} {1e-7:10.3g}  {'1e-05':<24} "
+              f"{verdict}")
+        passed, failed = passed + ok, failed + (not ok)
+print(f"\\n{passed} passed, {failed} failed (seed 5)")
+sys.exit(1 if failed else 0)
+"""
+
+
+class BarrierTables(LessonFolder):
+    folder, readme_text = "97_test", BARRIERS_README
+
+    def setUp(self):
+        super().setUp()
+        self.kernel = os.path.join(self.dir, "copy.cu")
+        with open(self.kernel, "w", encoding="utf-8") as f:
+            f.write(KERNEL)
+        self.write_source(barrier=2)
+        self.triptych = os.path.join(self.dir, "triptych")
+        with open(self.triptych, "w", encoding="utf-8") as f:
+            f.write(FAKE_CHECK)
+        os.chmod(self.triptych, 0o755)
+
+    def write_source(self, barrier):
+        with open(os.path.join(self.lessons, "97_test", "barriers.json"), "w",
+                  encoding="utf-8") as f:
+            json.dump({"check": ["--op", "copy", "--seed", "5"],
+                       "orders": ["forward", "reverse", "random:1"],
+                       "rows": [{"file": self.kernel, "function": "copy_kernel",
+                                 "barrier": barrier, "backend": "gpu_tiled@2"}]}, f)
+
+    def tool(self, *args, fails="1", silent=""):
+        return super().tool(*args, env=dict(os.environ, FAKE_FAILS=fails, FAKE_SILENT=silent))
+
+    def test_the_checks_become_the_table_and_a_recount_that_differs_fails_the_check(self):
+        self.assertEqual(self.tool("--check").returncode, 1)  # nothing counted yet
+        result = self.tool("--count", self.triptych)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        # The second barrier in code is on line 7: the comment's on line 1 and the one inside
+        # /* */ on line 6 do not count. 1 of 4 cases fails forward, 2 reverse; only 1x1x1 passes
+        # in every order; the race check stops 9x9x9 at its race.
+        self.assertIn("| the second `__syncthreads()` of `copy_kernel` | copy.cu:7 | gpu_tiled@2 | "
+                      "1 of 4 fail | 2 | 1 | 1×1×1 | a race in 1 of 2 shapes |", self.text())
+        self.assertEqual(self.tool("--check", "--triptych", self.triptych).returncode, 0)
+        result = self.tool("--check", "--triptych", self.triptych, fails="0")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("no longer counts what", result.stderr)
+        # A planted digit fails without a recount.
+        text = self.text()
+        with open(self.readme, "w", encoding="utf-8") as f:
+            f.write(text.replace("| 1 of 4 fail | 2 |", "| 1 of 4 fail | 3 |"))
+        self.assertEqual(self.tool("--check").returncode, 1)
+
+    def test_a_barrier_that_moved_shows_both_lines_and_fails_the_check(self):
+        self.assertEqual(self.tool("--count", self.triptych).returncode, 0)
+        with open(self.kernel, "w", encoding="utf-8") as f:
+            f.write("// one more line\n" + KERNEL)
+        self.assertEqual(self.tool("--check").returncode, 1)
+        self.assertEqual(self.tool("--write").returncode, 0)
+        self.assertIn("| copy.cu:8, counted at line 7 |", self.text())
+
+    def test_a_barrier_that_is_not_there_or_removed_nothing_is_refused_by_name(self):
+        self.write_source(barrier=3)
+        result = self.tool("--count", self.triptych)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("copy_kernel in " + self.kernel + " has 2 barriers, not a barrier number 3",
+                      result.stderr)
+        self.write_source(barrier=1)
+        result = self.tool("--count", self.triptych, silent="1")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn(f"no barrier ran at {self.kernel}:6, so nothing was removed", result.stderr)
+        with open(os.path.join(self.lessons, "97_test", "barriers.json"), encoding="utf-8") as f:
+            self.assertNotIn("counted", json.load(f)["rows"][0])  # nothing was recorded
 
 
 if __name__ == "__main__":

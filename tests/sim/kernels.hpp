@@ -62,6 +62,7 @@ std::vector<int> rotating_exchange(int blocks, int threads_per_block, int rounds
 // without a __syncthreads() between the store and the load. Blocks of 256 threads.
 std::vector<float> left_neighbour(const std::vector<float>& in, bool with_barrier);
 inline constexpr int left_neighbour_block = 256;
+extern const int left_neighbour_barrier_line;  // the with-barrier kernel's __syncthreads()
 
 // ---- warp.cu -----------------------------------------------------------------------------------
 

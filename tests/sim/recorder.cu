@@ -83,9 +83,9 @@ __global__ void pattern_kernel(Pattern pattern, const float* in, const int* inde
 __global__ void barriers_and_shuffle_kernel(float* out) {
     __shared__ float s[2 * lanes];
     const int t = threadIdx.x;
-    s[t] = float(t);
-    __syncthreads();
-    float value = s[(t + 1) % (2 * lanes)];
+    s[t] = float(t);                         // without the first barrier: write
+    __syncthreads();                         // removable: first barrier
+    float value = s[(t + 1) % (2 * lanes)];  // without the first barrier: read
     __syncthreads();
     value += __shfl_xor_sync(0xffffffffu, value, 1);
     out[t] = value;
@@ -131,7 +131,7 @@ __global__ void warp_reduction_kernel(const float* in, float* out, bool with_syn
             const float other = s[lane + stride];  // planted: warp_step_without_syncwarp second
             s[lane] += other;                      // planted: warp_step_without_syncwarp first
         }
-        if (with_syncwarp) __syncwarp();
+        if (with_syncwarp) __syncwarp();  // removable: syncwarp
     }
     if (lane == 0) out[0] = s[0];
 }

@@ -199,6 +199,34 @@ TEST_CASE("the race checker names a missing barrier with both lines and threads"
     CHECK_THAT(report, Catch::Contains("thread (") && Catch::Contains("of block (0,0,0)"));
 }
 
+TEST_CASE(
+    "a barrier removed by TRIPTYCH_SIM_SKIP_SYNC is not counted, and is a race the checker "
+    "names",
+    "[racecheck]") {
+    {
+        ScopedRemovedBarriers removed(line_marked("removable: first barrier"));
+        {
+            ScopedRecordMode recording({true, false});
+            run_barriers_and_shuffle();
+            const auto profiles = sim::take_profiles();
+            REQUIRE(profiles.size() == 1);
+            CHECK(profiles[0].barriers == 1 * 2);  // the second, in each of the two warps
+        }
+        ScopedRecordMode checking({false, true});
+        const std::string report = message_of<CudaError>([] { run_barriers_and_shuffle(); });
+        CHECK_THAT(report, Catch::Contains(line_marked("without the first barrier: write")));
+        CHECK_THAT(report, Catch::Contains(line_marked("without the first barrier: read")));
+    }
+    {
+        ScopedRemovedBarriers removed(line_marked("removable: syncwarp"));
+        const std::string report = race_report(Planted::warp_step_with_syncwarp);
+        CHECK_THAT(report, Catch::Contains("in one warp with no __syncwarp()"));
+    }
+    ScopedRecordMode checking({false, true});  // and with both put back, no race
+    CHECK_NOTHROW(run_barriers_and_shuffle());
+    CHECK_NOTHROW(run_planted(Planted::warp_step_with_syncwarp));
+}
+
 TEST_CASE("the race checker catches a lost update on shared memory, which no thread order shows",
           "[racecheck]") {
     const std::string report = race_report(Planted::lost_update);

@@ -83,6 +83,12 @@ __global__ void left_neighbour_without_barrier_kernel(const float* in, float* ou
     out[i] = slot[tid > 0 ? tid - 1 : 0];  // a race: the neighbour may not have stored yet
 }
 
+}  // namespace
+
+const int left_neighbour_barrier_line = __LINE__ + 9;  // the __syncthreads() below
+
+namespace {
+
 __global__ void left_neighbour_with_barrier_kernel(const float* in, float* out) {
     __shared__ float slot[left_neighbour_block];
     const int tid = threadIdx.x;

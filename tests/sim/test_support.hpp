@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 
+#include "gpu/runtime/sim/removed_barriers.hpp"
 #include "gpu/runtime/sim/sim.hpp"
 
 namespace triptych::sim_tests {
@@ -23,6 +24,23 @@ public:
 
 private:
     sim::ThreadOrder saved_;
+};
+
+// Removes the barriers at `sites` ("FILE:LINE[,FILE:LINE...]", as TRIPTYCH_SIM_SKIP_SYNC takes
+// them) until the end of the scope, then removes those the test run was started with again.
+class ScopedRemovedBarriers {
+public:
+    explicit ScopedRemovedBarriers(const std::string& sites) {
+        for (const sim::BarrierSite& site : sim::removed_barriers())
+            saved_ += (saved_.empty() ? "" : ",") + site.str();
+        sim::set_removed_barriers(sites);
+    }
+    ~ScopedRemovedBarriers() { sim::set_removed_barriers(saved_); }
+    ScopedRemovedBarriers(const ScopedRemovedBarriers&) = delete;
+    ScopedRemovedBarriers& operator=(const ScopedRemovedBarriers&) = delete;
+
+private:
+    std::string saved_;
 };
 
 // Calls `action`, which must throw an Exception; returns its message ("" and a failed check if it

@@ -1,6 +1,8 @@
 // The thread order knob: how it is parsed, where it comes from, and what it is for — a kernel that
 // forgets a __syncthreads() gives wrong results in reverse and random order, while the same kernel
-// with the barrier is right in every order.
+// with the barrier is right in every order. And the knob that removes a barrier without editing
+// the kernel (TRIPTYCH_SIM_SKIP_SYNC): the kernel with its barrier removed that way behaves as the
+// one written without it.
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <random>
@@ -9,6 +11,7 @@
 #include "common/errors.hpp"
 #include "tests/sim/kernels.hpp"
 #include "tests/sim/test_support.hpp"
+#include "triptych_config.hpp"
 
 namespace triptych::sim_tests {
 namespace {
@@ -24,7 +27,7 @@ std::vector<float> fresh_inputs() {
 }
 
 // How many threads output something other than their left neighbour's input.
-int wrong_left_neighbours(const std::string& order, bool with_barrier) {
+int wrong_left_neighbours(const std::string& order, bool with_barrier = true) {
     ScopedThreadOrder scoped(order);
     const std::vector<float> in = fresh_inputs();
     const std::vector<float> out = left_neighbour(in, with_barrier);
@@ -79,6 +82,52 @@ TEST_CASE("the same kernel with its __syncthreads() is right in every order",
     for (const char* order : {"forward", "reverse", "random:12345", "random:7"}) {
         INFO("order " << order);
         CHECK(wrong_left_neighbours(order, true) == 0);
+    }
+}
+
+TEST_CASE("parse_barrier_sites reads FILE:LINE items separated by commas", "[sim][barrier]") {
+    CHECK(sim::parse_barrier_sites("").empty());
+    const std::vector<sim::BarrierSite> sites =
+        sim::parse_barrier_sites("gemm.cu:96,gpu/tiled/gemm_v3_shared_tiles.cu:7");
+    REQUIRE(sites.size() == 2);
+    CHECK(sites[0].file == "gemm.cu");
+    CHECK(sites[0].line == 96);
+    CHECK(sites[1].str() == "gpu/tiled/gemm_v3_shared_tiles.cu:7");
+    for (const char* junk : {"gemm.cu", ":96", "gemm.cu:", "gemm.cu:0", "gemm.cu:-3", "gemm.cu:9x",
+                             "gemm.cu:96,", ",gemm.cu:96", "gemm.cu:1234567890"}) {
+        INFO("'" << junk << "'");
+        CHECK_THROWS_AS(sim::parse_barrier_sites(junk), InvalidArgument);
+    }
+}
+
+TEST_CASE("a __syncthreads() removed by its file:line acts as if deleted from the kernel",
+          "[sim][barrier]") {
+    const std::string file = "tests/sim/shared_memory.cu";
+    REQUIRE_THAT(
+        source_line(std::string(TRIPTYCH_SOURCE_DIR) + "/" + file, left_neighbour_barrier_line),
+        Catch::Contains("__syncthreads()"));
+    const std::string site = "shared_memory.cu:" + std::to_string(left_neighbour_barrier_line);
+    {
+        ScopedRemovedBarriers removed(site);
+        CHECK(wrong_left_neighbours("forward") == 0);  // as without the barrier: hidden here
+        CHECK(wrong_left_neighbours("reverse") > 0);
+        CHECK(wrong_left_neighbours("random:7") > 0);
+        // Every CUDA thread of the 4 blocks of each of the three launches passed it.
+        CHECK(sim::removed_barrier_calls(site) == 3 * 4 * left_neighbour_block);
+    }
+    CHECK(wrong_left_neighbours("reverse") == 0);  // put back at the end of the scope
+    // The whole path names it too; a path cut inside a name, or another line, names nothing.
+    for (const std::string& same : {file, std::string("sim/shared_memory.cu")}) {
+        ScopedRemovedBarriers removed(same + ":" + std::to_string(left_neighbour_barrier_line));
+        CHECK(wrong_left_neighbours("reverse") > 0);
+    }
+    for (const std::string& other :
+         {"ared_memory.cu:" + std::to_string(left_neighbour_barrier_line),
+          "shared_memory.cu:" + std::to_string(left_neighbour_barrier_line + 1)}) {
+        INFO(other);
+        ScopedRemovedBarriers removed(other);
+        CHECK(wrong_left_neighbours("reverse") == 0);
+        CHECK(sim::removed_barrier_calls(other) == 0);
     }
 }
 

@@ -34,6 +34,7 @@
 #include <shared_mutex>
 #include <vector>
 
+#include "gpu/runtime/sim/removed_barriers.hpp"
 #include "triptych_config.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -662,6 +663,7 @@ std::size_t device_guard_bytes() {
 
 void syncthreads(std::source_location where) {
     BlockRun& run = running_block("__syncthreads()");
+    if (barrier_removed(where)) return;  // TRIPTYCH_SIM_SKIP_SYNC: as if deleted
     suspend(run, Wait::barrier, where);
 }
 
@@ -679,6 +681,7 @@ std::uint64_t warp_exchange(WarpOp op, unsigned mask, std::uint64_t value, int p
                         " and calls it with mask 0x" + hex(mask) +
                         ", which leaves itself out; a lane calling a *_sync function must be in "
                         "its mask");
+    if (op == WarpOp::syncwarp && barrier_removed(where)) return 0;  // TRIPTYCH_SIM_SKIP_SYNC
     me.warp = WarpRequest{op, mask, value, parameter, width, 0};
     suspend(run, Wait::warp, where);
     return me.warp.result;
@@ -828,6 +831,7 @@ void check_environment() {
             throw InvalidArgument("TRIPTYCH_SIM_ORDER=" + std::string(order) + ": " + e.what());
         }
     stack_bytes_from_environment();
+    removed_barriers();  // reads TRIPTYCH_SIM_SKIP_SYNC, InvalidArgument if it is malformed
     for (const char* name : {"TRIPTYCH_SIM_PROFILE", "TRIPTYCH_SIM_RACECHECK"}) {
         const char* value = std::getenv(name);
         if (value != nullptr && std::string(value) != "" && std::string(value) != "0" &&
