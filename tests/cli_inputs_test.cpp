@@ -164,6 +164,17 @@ TEST_CASE("a simulator setting it does not take is named before anything runs", 
         refuses(check,
                 std::string("TRIPTYCH_SIM_STACK_KB=") + stack + ": each CUDA thread's stack");
     }
+    for (const char* rows : {"0", "65536", "2x", "-1"}) {
+        const ScopedVariable variable("TRIPTYCH_SIM_GRID_ROWS", rows);
+        refuses(check, std::string("TRIPTYCH_SIM_GRID_ROWS=") + rows +
+                           ": the most blocks a launch puts along y is a whole number from 1 to "
+                           "65535");
+    }
+    for (const char* sites : {"gemm.cu", "gemm.cu:0", "gemm.cu:12,"}) {
+        // A barrier that is not named right must not leave the kernel whole without a word.
+        const ScopedVariable variable("TRIPTYCH_SIM_SKIP_SYNC", sites);
+        refuses(check, std::string("TRIPTYCH_SIM_SKIP_SYNC=") + sites + ": '");
+    }
     for (const char* name : {"TRIPTYCH_SIM_PROFILE", "TRIPTYCH_SIM_RACECHECK"}) {
         // Anything but 1 left recording off without a word.
         const ScopedVariable variable(name, "2");

@@ -72,10 +72,10 @@ __global__ void gemm_naive_kernel(std::int64_t M, std::int64_t N, std::int64_t K
 }
 
 // One thread per element of C: x covers `along_x` (M for version 1, N for version 2), y the other
-// dimension, capped at gpu::max_grid_rows blocks.
+// dimension, capped by gpu::grid_rows.
 dim3 grid_for(std::int64_t along_x, std::int64_t along_y) {
     return dim3(unsigned(ceil_div<std::int64_t>(along_x, block_x)),
-                unsigned(std::min(ceil_div<std::int64_t>(along_y, block_y), gpu::max_grid_rows)));
+                gpu::grid_rows(ceil_div<std::int64_t>(along_y, block_y)));
 }
 
 void gemm_uncoalesced(const GemmShape& s, const float* A, const float* B, float* C) {

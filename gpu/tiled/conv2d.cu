@@ -380,15 +380,16 @@ __global__ void conv2d_backward_bias_kernel(std::int64_t N, std::int64_t K, std:
 // weights (LeNet's first: 150) gives one warp per weight far too few warps to fill a GPU, each
 // walking all N*P*Q terms alone (lessons/08_conv_direct/README.md, "On a GPU", has what that
 // cost on an H200). Splitting the images gives about split_target_warps warps, each
-// summing its share; a second small kernel adds the shares. The split depends on the shape only,
-// so the additions happen in the same order on every run.
+// summing its share; a second small kernel adds the shares. The split depends on the shape only
+// (and, in the simulator, TRIPTYCH_SIM_GRID_ROWS), so the additions happen in the same order on
+// every run.
 constexpr std::int64_t split_target_warps = 4096;
 std::int64_t weight_splits(const Conv2dShape& s) {
     return std::clamp<std::int64_t>(split_target_warps / s.w_shape().elements(), 1,
-                                    std::min<std::int64_t>(s.N, gpu::max_grid_rows));
+                                    gpu::grid_rows(s.N));
 }
 
-unsigned image_blocks(std::int64_t N) { return unsigned(std::min(N, gpu::max_grid_rows)); }
+unsigned image_blocks(std::int64_t N) { return gpu::grid_rows(N); }
 
 void forward_direct(const Conv2dShape& s, const float* x, const float* w, const float* b,
                     float* y) {
@@ -446,8 +447,8 @@ void conv2d_backward_data(const Conv2dShape& s, ConvAlgorithm algorithm, const f
 void conv2d_backward_weights(const Conv2dShape& s, ConvAlgorithm algorithm, const float* x,
                              const float* dy, float* dw, float* db) {
     if (algorithm == ConvAlgorithm::fft) return conv2d_backward_weights_fft(s, x, dy, dw, db);
-    gpu::launch(conv2d_backward_bias_kernel, dim3(unsigned(std::min(s.K, gpu::max_grid_rows))),
-                dim3(bias_threads), 0, s.N, s.K, s.P() * s.Q(), dy, db);
+    gpu::launch(conv2d_backward_bias_kernel, dim3(gpu::grid_rows(s.K)), dim3(bias_threads), 0, s.N,
+                s.K, s.P() * s.Q(), dy, db);
     if (algorithm == ConvAlgorithm::im2col) return conv2d_backward_weights_im2col(s, x, dy, dw);
     if (algorithm == ConvAlgorithm::implicit_gemm)
         return conv2d_backward_weights_implicit_gemm(s, x, dy, dw);

@@ -209,7 +209,7 @@ void spectrum_product(const FftPlan& plan, std::int64_t I, std::int64_t J, std::
                       PlaneMatrix<const float2> a, PlaneMatrix<const float2> b, bool conjugate_b,
                       bool accumulate, PlaneMatrix<float2> out) {
     const dim3 grid(unsigned(ceil_div<std::int64_t>(plan.plane_size, product_threads)),
-                    unsigned(std::min(I * J, gpu::max_grid_rows)));
+                    gpu::grid_rows(I * J));
     gpu::launch(spectrum_product_kernel, grid, dim3(product_threads), 0, I, J, T, plan.plane_size,
                 a, b, conjugate_b, accumulate, out);
 }

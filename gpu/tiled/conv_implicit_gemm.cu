@@ -316,7 +316,7 @@ struct StagedStores {
     using Patch = float[rows * stride];
 };
 
-// Block (256); grid (N / BN, M / BM, splits), rounded up, y capped at gpu::max_grid_rows (the
+// Block (256); grid (N / BN, M / BM, splits), rounded up, y capped by gpu::grid_rows (the
 // rows loop). The structure of gemm.cu's gemm_double_buffer_kernel, with GatherLoaders for its
 // TileLoaders and `store` for its epilogue, called through StagedStores' patches.
 template <int BM, int BN, int BK, int WM, int WN, typename OperandA, typename OperandB,
@@ -404,8 +404,7 @@ __global__ void __launch_bounds__(threads, 2)
 
 template <int BM, int BN, int BK, int WM, int WN, typename A, typename B, typename Store>
 void launch(const GemmSize& size, int splits, const A& a, const B& b, const Store& store) {
-    const dim3 grid(unsigned(ceil_div(size.N, BN)),
-                    unsigned(std::min<std::int64_t>(ceil_div(size.M, BM), gpu::max_grid_rows)),
+    const dim3 grid(unsigned(ceil_div(size.N, BN)), gpu::grid_rows(ceil_div(size.M, BM)),
                     unsigned(splits));
     gpu::launch(implicit_gemm_kernel<BM, BN, BK, WM, WN, A, B, Store>, grid, dim3(threads), 0, size,
                 a, b, store);

@@ -248,11 +248,11 @@ inline VectorAccess vector_access(const GemmShape& s, const float* A, const floa
             aligned16(B) && (s.trans_b ? s.K : s.N) % 4 == 0, aligned16(C) && s.N % 4 == 0};
 }
 
-// One block per BM x BN tile of C: grid (N / BN, M / BM), rounded up, y capped at
-// gpu::max_grid_rows (the kernels loop over the rest of the rows).
+// One block per BM x BN tile of C: grid (N / BN, M / BM), rounded up, y capped by gpu::grid_rows
+// (the kernels loop over the rest of the rows).
 inline dim3 tile_grid(const GemmShape& s, int BM, int BN) {
     return dim3(unsigned(ceil_div<std::int64_t>(s.N, BN)),
-                unsigned(std::min(ceil_div<std::int64_t>(s.M, BM), gpu::max_grid_rows)));
+                gpu::grid_rows(ceil_div<std::int64_t>(s.M, BM)));
 }
 
 // Whether 128 x 128 tiles give every streaming multiprocessor of device 0 (OpenMP threads in the

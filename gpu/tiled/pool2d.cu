@@ -171,9 +171,7 @@ struct PlaneTiles {
 PlaneTiles plane_tiles(const Pool2dShape& s, std::int64_t rows, std::int64_t cols) {
     const std::int64_t across = ceil_div<std::int64_t>(cols, tile);
     const std::int64_t down = ceil_div<std::int64_t>(rows, tile);
-    return {across,
-            dim3(unsigned(across * down), unsigned(std::min(s.N * s.C, gpu::max_grid_rows))),
-            dim3(tile, tile)};
+    return {across, dim3(unsigned(across * down), gpu::grid_rows(s.N * s.C)), dim3(tile, tile)};
 }
 
 template <Pool pool>

@@ -34,6 +34,7 @@
 #include <shared_mutex>
 #include <vector>
 
+#include "gpu/runtime/launch.hpp"
 #include "gpu/runtime/sim/removed_barriers.hpp"
 #include "triptych_config.hpp"
 
@@ -823,6 +824,33 @@ std::size_t stack_bytes() {
     return bytes;
 }
 
+namespace {
+
+// TRIPTYCH_SIM_GRID_ROWS: gpu::max_grid_rows when unset; InvalidArgument unless it is a whole
+// number from 1 to that.
+std::int64_t grid_rows_from_environment() {
+    const char* text = std::getenv("TRIPTYCH_SIM_GRID_ROWS");
+    if (text == nullptr || *text == '\0') return gpu::max_grid_rows;
+    const std::string value = text;
+    const bool digits = value.size() <= 5 && std::all_of(value.begin(), value.end(), [](char c) {
+                            return c >= '0' && c <= '9';
+                        });
+    const std::int64_t rows = digits ? std::stoll(value) : 0;
+    if (rows < 1 || rows > gpu::max_grid_rows)
+        throw InvalidArgument("TRIPTYCH_SIM_GRID_ROWS=" + value +
+                              ": the most blocks a launch puts along y is a whole number from 1 "
+                              "to " +
+                              std::to_string(gpu::max_grid_rows));
+    return rows;
+}
+
+}  // namespace
+
+std::int64_t grid_rows_limit() {
+    static const std::int64_t rows = grid_rows_from_environment();
+    return rows;
+}
+
 void check_environment() {
     if (const char* order = std::getenv("TRIPTYCH_SIM_ORDER"); order != nullptr && *order != '\0')
         try {
@@ -831,6 +859,7 @@ void check_environment() {
             throw InvalidArgument("TRIPTYCH_SIM_ORDER=" + std::string(order) + ": " + e.what());
         }
     stack_bytes_from_environment();
+    grid_rows_from_environment();
     removed_barriers();  // reads TRIPTYCH_SIM_SKIP_SYNC, InvalidArgument if it is malformed
     for (const char* name : {"TRIPTYCH_SIM_PROFILE", "TRIPTYCH_SIM_RACECHECK"}) {
         const char* value = std::getenv(name);

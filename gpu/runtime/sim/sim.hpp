@@ -186,7 +186,8 @@ ThreadOrder parse_thread_order(const std::string& text);
 std::size_t stack_bytes();
 
 // InvalidArgument naming the variable when TRIPTYCH_SIM_ORDER, TRIPTYCH_SIM_STACK_KB,
-// TRIPTYCH_SIM_PROFILE, TRIPTYCH_SIM_RACECHECK or TRIPTYCH_SIM_SKIP_SYNC (removed_barriers.hpp)
+// TRIPTYCH_SIM_PROFILE, TRIPTYCH_SIM_RACECHECK, TRIPTYCH_SIM_GRID_ROWS (gpu::grid_rows) or
+// TRIPTYCH_SIM_SKIP_SYNC (removed_barriers.hpp)
 // holds a value the simulator does not take: a
 // command checks them before it starts, where a bad one would fail the first launch instead (as
 // if the op's input were at fault) or, for the last two, be ignored.
