@@ -267,3 +267,34 @@ TEST_CASE(
     CHECK(std::count(curve.begin(), curve.end(), '\n') == 5);  // the header and 4 steps
     CHECK(text(dir.path / "both/lenet_gpu_tiled.csv") == curve);
 }
+
+TEST_CASE(
+    "`triptych train` stops at the end of an epoch whose loss became NaN or infinite, says where, "
+    "and keeps the last checkpoint",
+    "[cli][train]") {
+    const testing::ScratchDirectory dir("train-cli-diverged");
+    const fs::path out = dir.path / "out", checkpoint = dir.path / "mlp.ckpt";
+    // A good epoch first, saved...
+    REQUIRE(run_cli(tiny_run + " --out " + quoted(out) + " --save " + quoted(checkpoint)).status ==
+            0);
+    const auto saved = fs::last_write_time(checkpoint);
+    const std::uintmax_t saved_bytes = fs::file_size(checkpoint);
+    // ...then a learning rate no training survives: it used to run on with a NaN loss, write the
+    // NaN weights over the checkpoint, and exit 0.
+    const testing::CliRun run =
+        run_cli(tiny_run + " --lr 1e20 --out " + quoted(out) + " --save " + quoted(checkpoint));
+    CHECK(run.status != 0);
+    CHECK(testing::one_line(run.stderr_text));
+    CHECK_THAT(run.stderr_text, Contains("the loss became") && Contains("of epoch 1") &&
+                                    Contains("a smaller --lr than 1e+20 may help") &&
+                                    Contains("mlp.ckpt was not written for this epoch"));
+    CHECK(fs::last_write_time(checkpoint) == saved);
+    CHECK(fs::file_size(checkpoint) == saved_bytes);
+    // The curve is written, with the step that diverged, to show where.
+    std::ifstream csv(out / "mlp_cpu_eigen_omp.csv");
+    std::string line, last;
+    int lines = 0;
+    for (; std::getline(csv, line); ++lines) last = line;
+    CHECK(lines == 1 + steps_per_epoch);  // the header and every step of the epoch
+    CHECK_THAT(last, Contains("nan") || Contains("inf"));
+}

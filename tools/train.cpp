@@ -60,7 +60,9 @@ void print_help() {
         "28x28 clothes in 10 classes) on one backend: a progress bar per epoch, then the epoch's\n"
         "mean training loss, test accuracy, seconds and images/s. Writes\n"
         "OUT/<model>_<backend>.csv (step, epoch, loss: every step's mean batch loss, the whole\n"
-        "curve) and OUT/<model>_<backend>.png, its chart.\n"
+        "curve) and OUT/<model>_<backend>.png, its chart. A loss that becomes NaN or infinite\n"
+        "(the training diverged: too large a --lr) ends the run after its epoch, exit status\n"
+        "1, with the curve written and no checkpoint of that epoch.\n"
         "\n"
         "  --model NAME      mlp (784-256-128-10, ReLU) or lenet (two 5x5 convolutions with max\n"
         "                    pooling, then 400-120-84-10); default mlp\n"
@@ -503,6 +505,21 @@ int train_main(const Args& args) {
         add(phases, result.phases);
         steps_timed += std::int64_t(result.losses.size());
         write_curve(csv_file, state.loss_curve, steps);
+        // A NaN or infinite loss spreads to every weight within a step or two, and nothing after
+        // it is training: stop, with the curve written to show where, and keep the last
+        // checkpoint's good weights rather than overwrite them.
+        const auto diverged = std::find_if(result.losses.begin(), result.losses.end(),
+                                           [](float loss) { return !std::isfinite(loss); });
+        if (diverged != result.losses.end()) {
+            char lr[32];
+            std::snprintf(lr, sizeof lr, "%g", double(s.optimizer.lr));
+            throw Error(
+                "the loss became " + std::string(std::isnan(*diverged) ? "NaN" : "infinite") +
+                " at step " + std::to_string(diverged - result.losses.begin() + 1) + " of epoch " +
+                std::to_string(epoch) + ": the training diverged (" + csv_file.string() +
+                " shows where); a smaller --lr than " + lr + " may help" +
+                (s.save.empty() ? "" : "; " + s.save.string() + " was not written for this epoch"));
+        }
         if (!s.save.empty()) nn::save_checkpoint(s.save, state, *model, optimizer);
     }
     if (s.profile) {
