@@ -36,13 +36,15 @@ def matching(code, start, opening, closing):
         depth += {opening: 1, closing: -1}.get(code[i], 0)
         if depth == 0:
             return i + 1
-    raise ValueError("unbalanced")
+    raise report.ReportError(f"a '{opening}' with no '{closing}' to close it")
 
 
 def function_body(code, function):
     """(start, end) of the body of the definition of `function` in `code`: the first `name(...)`
     followed, after its qualifiers, by `{` rather than `;`."""
     for m in re.finditer(r"\b" + re.escape(function) + r"\s*\(", code):
+        if re.search(r"(?<!:)[(,=!&|?:]\s*$", code[max(0, m.start() - 200):m.start()]):
+            continue  # a call inside an expression, `if (f(x)) {`, is no definition
         after = matching(code, m.end() - 1, "(", ")")
         brace = re.match(r"[^;{}]*\{", code[after:])
         if brace:
@@ -81,7 +83,8 @@ def run_check(triptych, args, row, line, order, racecheck=False):
     rows the (shape, verdict) of each printed case. ReportError if the check did not run to its
     summary, or if no barrier ran at that line (so nothing was removed)."""
     env = dict(os.environ, TRIPTYCH_SIM_ORDER=order, TRIPTYCH_SIM_SKIP_SYNC=site(row, line))
-    env.pop("TRIPTYCH_SIM_RACECHECK", None)
+    for setting in ("TRIPTYCH_SIM_RACECHECK", "TRIPTYCH_SIM_PROFILE", "TRIPTYCH_SIM_GRID_ROWS"):
+        env.pop(setting, None)  # the counts are of the simulator's defaults
     command = [triptych, "check", *args, "--backend", row["backend"]]
     command += ["--racecheck"] if racecheck else []
     done = subprocess.run(command, capture_output=True, text=True, env=env)
@@ -90,7 +93,8 @@ def run_check(triptych, args, row, line, order, racecheck=False):
     if done.returncode not in (0, 1) or summary is None:
         raise report.ReportError(f"{what} failed (exit status {done.returncode}):\n"
                                  f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
-    if f"the barrier at {site(row, line)} is removed" not in done.stderr:
+    # The simulator names the line from the source tree's root, or in full if it lies elsewhere.
+    if not re.search(rf"the barrier at \S*{re.escape(site(row, line))} is removed", done.stderr):
         raise report.ReportError(f"{what}: no barrier ran at {site(row, line)}, so nothing was "
                                  "removed (is the backend one whose kernel has it?)")
     # Each case's row: op, variant, device (26 columns), then the shape up to the first space.
@@ -126,7 +130,7 @@ def count_row(triptych, source, row):
     _, _, race_rows = run_check(triptych, args, row, line, "forward", racecheck=True)
     return {"line": line, "call": call, "cases": cases, "failed": failed,
             "passing_shapes": passing, "shapes": len(shapes),
-            "shapes_with_a_race": sum(1 for _, verdict in race_rows if verdict == "race")}
+            "shapes_with_a_race": len({s for s, verdict in race_rows if verdict == "race"})}
 
 
 def load(path):
@@ -168,7 +172,9 @@ def render(path, link):
                   *(str(c["failed"][o]) for o in orders[1:])]
         passing = ", ".join(shape_text(s) for s in c["passing_shapes"]) or "none"
         races = f"a race in {c['shapes_with_a_race']} of {c['shapes']} shapes"
-        body.append([f"the {ORDINALS[row['barrier'] - 1]} `{call}` of `{row['function']}`",
+        n = row["barrier"]
+        nth = ORDINALS[n - 1] if n <= len(ORDINALS) else f"{n}th"
+        body.append([f"the {nth} `{call}` of `{row['function']}`",
                      line_text, row["backend"], *counts, passing, races])
     command = f"triptych check {' '.join(doc['check'])} --backend V"
     return ("Counted with `TRIPTYCH_SIM_SKIP_SYNC=FILE:LINE TRIPTYCH_SIM_ORDER=ORDER "

@@ -259,7 +259,8 @@ def counted_sources(lessons, kind="counted"):
 def recount(triptych, lessons, write):
     """Reruns every counted table's profiles and every removed-barrier table's checks; returns
     the (source, recounted doc) to record (`write`), or the sources whose tables would change (a
-    recount that only moves a source line is not stale)."""
+    recount that only moves a counted table's source line is not stale; a removed-barrier
+    table names its barriers' lines, so one that moved is)."""
     stale, writes = [], []
     for source in counted_sources(lessons):
         doc = load_counted(source)
@@ -577,8 +578,8 @@ def render(section, source_path, link, options=""):
     if section == "bench":
         return render_bench(source_path, link)
     if section not in SECTION_OPS:
-        raise report.ReportError(f"unknown generated table '{section}' (known: bench, counted, barriers, noted, "
-                                 f"{', '.join(SECTION_OPS)})")
+        raise report.ReportError(f"unknown generated table '{section}' (known: bench, counted, "
+                                 f"barriers, noted, {', '.join(SECTION_OPS)})")
     if not os.path.exists(source_path):
         return (f"No run has been recorded for this table yet: {SECTION_NEEDS[section]}, then "
                 "`tools/lesson_tables.py --from report/benchmarks.json`, which records the run "

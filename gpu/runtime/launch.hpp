@@ -24,18 +24,11 @@ namespace triptych::gpu {
 // covers the rest by looping over rows with a stride of gridDim.y blocks.
 constexpr std::int64_t max_grid_rows = 65535;
 
-#if !defined(__CUDACC__)
-}  // namespace triptych::gpu
-namespace triptych::sim {
-std::int64_t grid_rows_limit();  // sim.cpp: TRIPTYCH_SIM_GRID_ROWS, or max_grid_rows
-}  // namespace triptych::sim
-namespace triptych::gpu {
-#endif
-
-// How many blocks a launch puts along y (or z) for `wanted` rows of blocks: all of them, up to
-// max_grid_rows. In the simulator TRIPTYCH_SIM_GRID_ROWS=N lowers the cap to N, so that the loops
-// that cover the rows past it run on the checks' small inputs too (no check needs 65535 blocks,
-// which would leave those loops untested).
+// How many blocks a launch puts along a dimension whose kernel loops over the rest (y for most;
+// x for a few, which cap it by choice) for `wanted` of them: all, up to max_grid_rows. In the
+// simulator TRIPTYCH_SIM_GRID_ROWS=N lowers the cap to N (sim::grid_rows_limit, sim.hpp), so
+// that those loops run on the checks' small inputs too (no check needs 65535 blocks, which would
+// leave them untested).
 inline unsigned grid_rows(std::int64_t wanted) {
 #if defined(__CUDACC__)
     const std::int64_t limit = max_grid_rows;

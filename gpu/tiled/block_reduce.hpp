@@ -111,7 +111,8 @@ __device__ inline MaxSum block_max_sum(MaxSum v) {
 constexpr std::int64_t warp_row_max_cols = 1024;
 constexpr int rows_per_warp_block = 8;  // blocks of 8 warps, a row each
 constexpr int row_block_threads = 512;  // BlockPerRow: 16 warps on one row
-// More blocks than the GPU holds at once gain nothing; the row loop covers the rest.
+// More blocks than the GPU holds at once gain nothing; the row loop covers the rest (and
+// gpu::grid_rows caps them at 65535, or lower in the simulator to test that loop).
 constexpr std::int64_t max_row_blocks = 65536;
 
 // A warp per row: no shared memory and no barrier, only shuffles. For short rows (up to
@@ -187,10 +188,11 @@ template <typename Run>
 void launch_per_row(std::int64_t rows, std::int64_t cols, Run run) {
     if (cols <= warp_row_max_cols) {
         const std::int64_t blocks = ceil_div<std::int64_t>(rows, rows_per_warp_block);
-        run(WarpPerRow{}, dim3(unsigned(std::min(blocks, max_row_blocks))),
+        run(WarpPerRow{}, dim3(gpu::grid_rows(std::min(blocks, max_row_blocks))),
             dim3(32 * rows_per_warp_block));
     } else {
-        run(BlockPerRow{}, dim3(unsigned(std::min(rows, max_row_blocks))), dim3(row_block_threads));
+        run(BlockPerRow{}, dim3(gpu::grid_rows(std::min(rows, max_row_blocks))),
+            dim3(row_block_threads));
     }
 }
 

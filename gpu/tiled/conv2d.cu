@@ -362,7 +362,7 @@ __global__ void sum_weight_splits_kernel(std::int64_t weights, std::int64_t spli
 }
 
 // Block (256) per filter: db[k] = sum_{n, p, q} dy[n, k, p, q]. Filters beyond the grid's
-// gpu::max_grid_rows blocks are covered by the loop over k.
+// gpu::grid_rows blocks are covered by the loop over k.
 __global__ void conv2d_backward_bias_kernel(std::int64_t N, std::int64_t K, std::int64_t PQ,
                                             const float* dy, float* db) {
     for (std::int64_t k = blockIdx.x; k < K; k += gridDim.x) {

@@ -93,8 +93,9 @@ TEST_CASE("parse_barrier_sites reads FILE:LINE items separated by commas", "[sim
     CHECK(sites[0].file == "gemm.cu");
     CHECK(sites[0].line == 96);
     CHECK(sites[1].str() == "gpu/tiled/gemm_v3_shared_tiles.cu:7");
-    for (const char* junk : {"gemm.cu", ":96", "gemm.cu:", "gemm.cu:0", "gemm.cu:-3", "gemm.cu:9x",
-                             "gemm.cu:96,", ",gemm.cu:96", "gemm.cu:1234567890"}) {
+    for (const char* junk :
+         {"gemm.cu", ":96", "gemm.cu:", "gemm.cu:0", "gemm.cu:-3", "gemm.cu:9x", "gemm.cu:96,",
+          ",gemm.cu:96", "gemm.cu:1234567890", "a.cu:1, gemm.cu:96", "gemm.cu: 96"}) {
         INFO("'" << junk << "'");
         CHECK_THROWS_AS(sim::parse_barrier_sites(junk), InvalidArgument);
     }

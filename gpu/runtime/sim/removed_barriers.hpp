@@ -5,10 +5,11 @@
 // table of removed barriers is made this way), then unsets the variable: nothing to rebuild,
 // nothing to forget to put back.
 //
-// FILE is the end of the path, whole names only: "gemm.cu:96" and "gpu/tiled/gemm.cu:96" name the
-// same line, "emm.cu:96" names none. The first skip at each site is announced on stderr; at exit,
-// a site where no barrier ran is named there too, so that a wrong line number cannot pass for a
-// barrier whose removal is harmless.
+// FILE is the end of the path, whole names only: "gemm.cu:96" names line 96 of every file whose
+// path ends in /gemm.cu (gpu/tiled/gemm.cu, and gpu/naive/gemm.cu if it had a barrier there),
+// "gpu/tiled/gemm.cu:96" that one file's, "emm.cu:96" none. The first skip at each site is
+// announced on stderr; at exit, a site where no barrier ran is named there too, so that a wrong
+// line number cannot pass for a barrier whose removal is harmless.
 #pragma once
 
 #include <cstdint>

@@ -671,6 +671,7 @@ void syncthreads(std::source_location where) {
 std::uint64_t warp_exchange(WarpOp op, unsigned mask, std::uint64_t value, int parameter, int width,
                             std::source_location where) {
     BlockRun& run = running_block("a warp operation");
+    if (op == WarpOp::syncwarp && barrier_removed(where)) return 0;  // TRIPTYCH_SIM_SKIP_SYNC
     if (width < 1 || width > warpSize || (width & (width - 1)) != 0)
         throw CudaError("warp operation at " + where_str(where) + ": width " +
                         std::to_string(width) + " is not a power of two from 1 to 32");
@@ -682,7 +683,6 @@ std::uint64_t warp_exchange(WarpOp op, unsigned mask, std::uint64_t value, int p
                         " and calls it with mask 0x" + hex(mask) +
                         ", which leaves itself out; a lane calling a *_sync function must be in "
                         "its mask");
-    if (op == WarpOp::syncwarp && barrier_removed(where)) return 0;  // TRIPTYCH_SIM_SKIP_SYNC
     me.warp = WarpRequest{op, mask, value, parameter, width, 0};
     suspend(run, Wait::warp, where);
     return me.warp.result;

@@ -185,12 +185,16 @@ ThreadOrder parse_thread_order(const std::string& text);
 // Fiber stack size per CUDA thread (default 64 KiB, TRIPTYCH_SIM_STACK_KB), with a guard page.
 std::size_t stack_bytes();
 
-// InvalidArgument naming the variable when TRIPTYCH_SIM_ORDER, TRIPTYCH_SIM_STACK_KB,
-// TRIPTYCH_SIM_PROFILE, TRIPTYCH_SIM_RACECHECK, TRIPTYCH_SIM_GRID_ROWS (gpu::grid_rows) or
-// TRIPTYCH_SIM_SKIP_SYNC (removed_barriers.hpp)
-// holds a value the simulator does not take: a
-// command checks them before it starts, where a bad one would fail the first launch instead (as
-// if the op's input were at fault) or, for the last two, be ignored.
+// The most blocks gpu::grid_rows gives a launch dimension (launch.hpp): TRIPTYCH_SIM_GRID_ROWS,
+// 1 to 65535, or 65535 when it is unset.
+std::int64_t grid_rows_limit();
+
+// InvalidArgument naming the variable when one of the simulator's settings holds a value it does
+// not take: TRIPTYCH_SIM_ORDER, TRIPTYCH_SIM_STACK_KB, TRIPTYCH_SIM_PROFILE,
+// TRIPTYCH_SIM_RACECHECK, TRIPTYCH_SIM_GRID_ROWS (grid_rows_limit) or TRIPTYCH_SIM_SKIP_SYNC
+// (removed_barriers.hpp). A command checks them before it starts, where a bad one would fail the
+// first launch instead (as if the op's input were at fault) or, for PROFILE and RACECHECK, be
+// ignored.
 void check_environment();
 
 // The dynamic shared memory limit a launch may use; raised like cudaFuncSetAttribute's
