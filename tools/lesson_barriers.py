@@ -3,8 +3,7 @@ a kernel with one of its barriers left out, counted by the simulator rather than
 
 A barrier is named by its kernel and its place there, {"file": "gpu/tiled/gemm.cu", "function":
 "gemm_double_buffer_kernel", "barrier": 2} for the second __syncthreads() or __syncwarp() of that
-function's body (comments are not code), and run as {"backend": "gpu_tiled@8"}, with the
-source's check arguments or, where a row has its own, its "check". The source JSON
+function's body (comments are not code), and run as {"backend": "gpu_tiled@8"}. The source JSON
 holds the rows and what the check is ({"check": ["--op", "gemm", "--seed", "5"], "orders":
 ["forward", "reverse", "random:1"], "rows": [...]}); each row, once counted, holds the line that
 barrier was on and what `triptych check` printed with it removed (TRIPTYCH_SIM_SKIP_SYNC=FILE:LINE),
@@ -116,7 +115,7 @@ def count_row(triptych, source, row):
     """What the checks print with the row's barrier removed, to record under its "counted"."""
     line, call = barrier_line(row)
     failed, passing, shapes = {}, None, None
-    args = row.get("check", source["check"])
+    args = source["check"]
     for order in source["orders"]:
         passed, failed[order], rows = run_check(triptych, args, row, line, order)
         if not rows or passed + failed[order] != len(rows):

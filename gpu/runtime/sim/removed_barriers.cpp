@@ -128,9 +128,10 @@ bool barrier_removed(const std::source_location& where) {
 
 std::uint64_t removed_barrier_calls(const std::string& site) {
     read_environment();
-    const BarrierSite asked = parse_barrier_sites(site).at(0);  // "gemm.cu:096" is gemm.cu:96
+    const std::vector<BarrierSite> asked = parse_barrier_sites(site);  // "gemm.cu:096" is :96
     for (const auto& r : removed)
-        if (r->site.file == asked.file && r->site.line == asked.line) return r->calls;
+        for (const BarrierSite& a : asked)
+            if (r->site.file == a.file && r->site.line == a.line) return r->calls;
     return 0;
 }
 

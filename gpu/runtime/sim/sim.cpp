@@ -802,19 +802,27 @@ namespace {
 
 // TRIPTYCH_SIM_STACK_KB in bytes: 64 KiB when unset; InvalidArgument unless it is a whole number
 // of KiB from 8 to 65536.
-std::size_t stack_bytes_from_environment() {
-    const char* text = std::getenv("TRIPTYCH_SIM_STACK_KB");
-    if (text == nullptr || *text == '\0') return 64 * 1024;
+// The whole number in environment variable `name`, `unset` when it is unset or empty;
+// InvalidArgument "NAME=VALUE: <why>" unless it is one from `low` to `high` (at most 5 digits).
+long whole_number_setting(const char* name, long unset, long low, long high,
+                          const std::string& why) {
+    const char* text = std::getenv(name);
+    if (text == nullptr || *text == '\0') return unset;
     const std::string value = text;
     const bool digits = value.size() <= 5 && std::all_of(value.begin(), value.end(), [](char c) {
                             return c >= '0' && c <= '9';
                         });
-    const long kib = digits ? std::stol(value) : 0;
-    if (kib < 8 || kib > 65536)
-        throw InvalidArgument("TRIPTYCH_SIM_STACK_KB=" + value +
-                              ": each CUDA thread's stack takes a whole number of KiB from 8 to "
-                              "65536");
-    return std::size_t(kib) * 1024;
+    const long number = digits ? std::stol(value) : 0;
+    if (number < low || number > high)
+        throw InvalidArgument(std::string(name) + "=" + value + ": " + why);
+    return number;
+}
+
+std::size_t stack_bytes_from_environment() {
+    return std::size_t(whole_number_setting(
+               "TRIPTYCH_SIM_STACK_KB", 64, 8, 65536,
+               "each CUDA thread's stack takes a whole number of KiB from 8 to 65536")) *
+           1024;
 }
 
 }  // namespace
@@ -829,19 +837,10 @@ namespace {
 // TRIPTYCH_SIM_GRID_ROWS: gpu::max_grid_rows when unset; InvalidArgument unless it is a whole
 // number from 1 to that.
 std::int64_t grid_rows_from_environment() {
-    const char* text = std::getenv("TRIPTYCH_SIM_GRID_ROWS");
-    if (text == nullptr || *text == '\0') return gpu::max_grid_rows;
-    const std::string value = text;
-    const bool digits = value.size() <= 5 && std::all_of(value.begin(), value.end(), [](char c) {
-                            return c >= '0' && c <= '9';
-                        });
-    const std::int64_t rows = digits ? std::stoll(value) : 0;
-    if (rows < 1 || rows > gpu::max_grid_rows)
-        throw InvalidArgument("TRIPTYCH_SIM_GRID_ROWS=" + value +
-                              ": the most blocks a launch puts along y is a whole number from 1 "
-                              "to " +
-                              std::to_string(gpu::max_grid_rows));
-    return rows;
+    return whole_number_setting("TRIPTYCH_SIM_GRID_ROWS", gpu::max_grid_rows, 1, gpu::max_grid_rows,
+                                "the most blocks a launch puts along y is a whole number from 1 "
+                                "to " +
+                                    std::to_string(gpu::max_grid_rows));
 }
 
 }  // namespace
