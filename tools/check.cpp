@@ -8,6 +8,7 @@
 
 #include "check/crosscheck.hpp"
 #include "common/errors.hpp"
+#include "common/output_marks.hpp"
 #include "common/random.hpp"
 #include "common/registry.hpp"
 #include "tools/commands.hpp"
@@ -47,10 +48,15 @@ void print_help() {
         "                  shared memory nobody wrote, or an access past a buffer fails the case");
 }
 
+// The errors are the machine's (common/output_marks.hpp): their last digits depend on the
+// instruction set the CPU code is compiled for, so a README quoting this table compares them only
+// on a machine of the kind it was recorded on (tools/lesson_outputs.py).
 void print_row(const check::CaseResult& r, const std::string& verdict) {
-    std::printf("%-23s %-14s %-26.26s %-50s %10.3g %10.3g  %-24s %s\n", r.op.c_str(),
-                r.variant.c_str(), r.device.c_str(), r.shape.c_str(), r.comparison.max_abs_error,
-                r.comparison.relative_error, r.tolerance.c_str(), verdict.c_str());
+    std::printf("%-23s %-14s %-26.26s %-50s %s %s  %-24s %s\n", r.op.c_str(), r.variant.c_str(),
+                r.device.c_str(), r.shape.c_str(),
+                machine_number("%10.3g", r.comparison.max_abs_error).c_str(),
+                machine_number("%10.3g", r.comparison.relative_error).c_str(), r.tolerance.c_str(),
+                verdict.c_str());
 }
 
 // A case the variant does not run (Unsupported), and why.

@@ -10,7 +10,7 @@
 set -euo pipefail
 
 packages=(
-  g++ cmake make                 # the toolchain
+  g++ cmake make ninja-build     # the toolchain (CMake's two generators: edited_build_test)
   libeigen3-dev                  # cpu_eigen_omp
   libopenblas-dev                # Eigen's BLAS backend and the openblas benchmark row
   libfftw3-dev                   # FFTW: cpu_eigen_omp's FFT convolution (single precision)

@@ -17,17 +17,31 @@ A lesson's README marks each output it quotes with the program and its arguments
     <!-- output: lesson_07_kernel_fusion 7 -->           the whole output
     <!-- output: lesson_09_conv_im2col 7; part -->        some of its lines
     <!-- output: triptych train --epochs 1; part -->    the command-line tool, build/tools/triptych
+    <!-- output: OMP_NUM_THREADS=1 lesson_06_losses_reductions 7 -->
+                                                          with this environment
     ```
     seed 7 (replay: build/lessons/lesson_07_kernel_fusion 7)
     ...
     ```
 
-The check runs the program (as build/lessons/NAME, or build/tools/triptych, with
-OMP_NUM_THREADS=2, so the thread counts it prints are the same on every machine, in an empty
-temporary folder) and compares the block with its output line by line,
-column by column, except where the program says a field varies. Its lines must be printed one
-after another, and a line "..." skips printed lines; a block marked "part" may start and end
-anywhere in the output. Under TRIPTYCH_LESSON_OUTPUT=marked a lesson program prints each field
+An exercise that asks for an edit to the source ("replace this line by that one, rebuild, run")
+states it in edit marks (one per replacement) right above the output mark of what the program
+then prints:
+
+    <!-- edit: gpu/naive/losses.cu: `row_loss[row] = (max - in[target]) + logf(sum);` → `row_loss[row] = 0;` -->
+    <!-- output: triptych check --op softmax_cross_entropy --backend gpu_naive --seed 7; part -->
+
+The check builds the program again with the edits made (the text between the first backticks
+must occur once in the file; tools/edited_build.py compiles only what depends on it, into a
+temporary folder, and leaves the source and the build as they are) and compares the block with
+what that program prints; it may exit with an error.
+
+Besides the lessons' READMEs, the check reads the project's README.md. It runs the program (as
+build/lessons/NAME, or build/tools/triptych, with OMP_NUM_THREADS=2 unless the mark sets it, so
+the thread counts it prints are the same on every machine, in an empty temporary folder) and
+compares the block with its output line by line, column by column, except where the program
+says a field varies. Its lines must be printed one after another, and a line "..." skips printed
+lines; a block marked "part" may start and end anywhere in the output. Under TRIPTYCH_LESSON_OUTPUT=marked a lesson program prints each field
 that varies between marks (lessons/lesson.hpp):
 
     \u27e6 ... \u27e7   measured: a time, a rate, a ratio of times; never compared
@@ -42,16 +56,20 @@ and leaves the blocks that are up to date as they are. Standard library only.
 """
 import argparse
 import os
+import shutil
 import re
 import subprocess
 import sys
 import tempfile
 
+from edited_build import Edit, EditError, build_edited
 from lesson_files import lesson_readmes, write_whole
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-MARK = re.compile(r"^<!-- output: (\S+)((?: [^;]+?)?)((?:; part)?)(?:; recorded on (.+?))? -->$")
+MARK = re.compile(r"^<!-- output: ((?:[A-Z][A-Z0-9_]*=\S* )*)([^\s;]+)((?: [^;]+?)?)((?:; part)?)"
+                  r"(?:; recorded on (.+?))? -->$")
+EDIT = re.compile(r"^<!-- edit: (\S+): `(.+?)` \u2192 `(.*)` -->$")
 MEASURED = ("\u27e6", "\u27e7")
 MACHINE = ("\u27e8", "\u27e9")
 FIELD = re.compile("(\u27e6.*?\u27e7|\u27e8.*?\u27e9)")
@@ -128,24 +146,53 @@ def pattern(line, compare_machine):
     return re.compile(regex + r"\s*")
 
 
+class Block:
+    """A marked output block: the index of its mark line, the environment and the command it
+    quotes, whether it is a part, the machine it was recorded on (or None), lines[first:end]
+    its body, and the edits to the source made before its program is built (an exercise's)."""
+
+    def __init__(self, mark, env, program, args, part, recorded_on, first, end, edits):
+        self.mark, self.env, self.program, self.args = mark, env, program, args
+        self.part, self.recorded_on, self.first, self.end, self.edits = (part, recorded_on, first,
+                                                                          end, edits)
+
+    def command(self):
+        return " ".join([*(f"{k}={v}" for k, v in self.env.items()), self.program, *self.args])
+
+
 def blocks(text):
-    """(index of the mark line, program, args, part, recorded-on or None, first, end) of each
-    marked output block, lines[first:end] being its body."""
-    lines = text.split("\n")
+    """Each marked output block of a README, as a Block."""
+    lines = [line.strip() for line in text.split("\n")]  # a block may be a list item's
     for i, line in enumerate(lines):
+        if re.match(r"<!--\s*edit\b", line):
+            if not EDIT.match(line):
+                raise OutputError(f"line {i + 1}: an edit mark not of the form '<!-- edit: FILE: "
+                                  "`OLD` \u2192 `NEW` -->'")
+            below = i + 1
+            while below < len(lines) and EDIT.match(lines[below]):
+                below += 1
+            if below >= len(lines) or not MARK.match(lines[below]):
+                raise OutputError(f"line {i + 1}: an edit mark must stand above an output mark "
+                                  "(or another edit mark above one): the output it changes")
         mark = MARK.match(line)
         if not mark:
             if re.match(r"<!--\s*output\b", line):  # skipped, its block would go unchecked
                 raise OutputError(f"line {i + 1}: an output mark not of the form '<!-- output: "
-                                  "PROGRAM [ARGS][; part][; recorded on MACHINE] -->'")
+                                  "[NAME=VALUE ...] PROGRAM [ARGS][; part][; recorded on "
+                                  "MACHINE] -->'")
             continue
         if i + 1 >= len(lines) or not lines[i + 1].startswith("```"):
             raise OutputError(f"line {i + 1}: an output mark must stand right above a ``` block")
         end = i + 2
         while end < len(lines) and not lines[end].startswith("```"):
             end += 1
-        yield (i, mark.group(1), mark.group(2).split(), bool(mark.group(3)), mark.group(4), i + 2,
-               end)
+        edits, above = [], i - 1
+        while above >= 0 and EDIT.match(lines[above]):
+            edits.insert(0, Edit(*EDIT.match(lines[above]).groups()))
+            above -= 1
+        env = dict(word.split("=", 1) for word in mark.group(1).split())
+        yield Block(i, env, mark.group(2), mark.group(3).split(), bool(mark.group(4)),
+                    mark.group(5), i + 2, end, edits)
 
 
 def command_of(bin_dir, program):
@@ -156,23 +203,58 @@ def command_of(bin_dir, program):
     return os.path.join(bin_dir, program), f"build/lessons/{program}"
 
 
-def run(bin_dir, program, args, marked=True):
+class EditedPrograms:
+    """The programs built again with an exercise's edits (tools/edited_build.py), each once, in a
+    temporary folder removed at the end."""
+
+    def __init__(self, root, bin_dir):
+        self.root, self.build = root, os.path.dirname(os.path.abspath(bin_dir))
+        self.folder, self.made = None, {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exception):
+        if self.folder:
+            shutil.rmtree(self.folder)
+
+    def path(self, program_path, edits):
+        key = (program_path, tuple(e.key() for e in edits))
+        if key not in self.made:
+            if self.folder is None:
+                self.folder = tempfile.mkdtemp(prefix="lesson-edits-")
+            work = os.path.join(self.folder, str(len(self.made)))
+            os.makedirs(work)
+            relative = os.path.relpath(os.path.abspath(program_path), self.build)
+            try:
+                self.made[key] = build_edited(self.build, relative, edits, self.root, work)
+            except EditError as e:
+                raise OutputError(f"building {relative} with the edits above the block: {e}")
+        return self.made[key]
+
+
+def run(bin_dir, block, edited, marked=True):
     """What `build/lessons/PROGRAM ARGS` (or `build/tools/triptych ARGS`) prints, as lines:
     marked, or as a reader sees it (the marks would take up room in the program's aligned
     columns). It runs in an empty temporary folder, where the files a command writes (triptych
-    train's loss curve, say) go and are removed."""
-    path, name = command_of(bin_dir, program)
+    train's loss curve, say) go and are removed, with the block's environment, and, where the
+    block has edits, as built with them (`edited`, EditedPrograms): then it may exit with an error,
+    as an edit that breaks a kernel means it to."""
+    path, name = command_of(bin_dir, block.program)
     if not os.path.isfile(path) or not os.access(path, os.X_OK):
         raise OutputError(f"no program {path}: build it first (cmake --build build --target "
-                          f"{'triptych_cli' if program == 'triptych' else program})")
+                          f"{'triptych_cli' if block.program == 'triptych' else block.program})")
+    if block.edits:
+        path = edited.path(path, block.edits)
     env = dict(os.environ, TRIPTYCH_LESSON_OUTPUT="marked" if marked else "plain",
                OMP_NUM_THREADS="2")
     env.pop("TRIPTYCH_SIM_ORDER", None)
+    env.update(block.env)
     with tempfile.TemporaryDirectory() as folder:
-        done = subprocess.run([name, *args], executable=os.path.abspath(path), env=env,
+        done = subprocess.run([name, *block.args], executable=os.path.abspath(path), env=env,
                               cwd=folder, capture_output=True, text=True, timeout=900)
-    if done.returncode != 0:
-        raise OutputError(f"{name} {' '.join(args)} exited with "
+    if done.returncode != 0 and not block.edits:
+        raise OutputError(f"{name} {' '.join(block.args)} exited with "
                           f"{done.returncode}:\n{done.stdout}{done.stderr}")
     return done.stdout.rstrip("\n").split("\n")
 
@@ -209,38 +291,45 @@ def compare(quoted, printed, compare_machine, part):
 
 
 def readmes(root):
-    return lesson_readmes(os.path.join(root, "lessons"))
+    """The project's README.md, then each lesson's."""
+    first = os.path.join(root, "README.md")
+    return ([first] if os.path.isfile(first) else []) + lesson_readmes(os.path.join(root,
+                                                                                   "lessons"))
 
 
 def check(root, bin_dir):
     here, problems, count, skipped = machine_kind(), [], 0, 0
-    for path in readmes(root):
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        where = os.path.relpath(path, root)
-        lines = text.split("\n")
-        try:
-            for mark, program, args, part, recorded_on, first, end in blocks(text):
-                count += 1
-                if recorded_on and "x86-64" in recorded_on and "(family " not in recorded_on:
-                    # machine_kind() names the family and model of an x86 CPU: no machine is of
-                    # this kind, so the block's errors would never be compared anywhere.
-                    problems.append(f"{where}:{mark + 1}: 'recorded on {recorded_on}' names no "
-                                    "CPU family and model, so no machine is of its kind and its "
-                                    "errors are never compared; record it again (tools/"
-                                    f"lesson_outputs.py --write --only {program} --bin DIR)")
-                    continue
-                same_machine = recorded_on == here
-                skipped += not same_machine
-                differs = compare(lines[first:end], run(bin_dir, program, args), same_machine,
-                                  part)
-                if differs:
-                    problems.append(f"{where}:{mark + 1}: the output quoted for {program} "
-                                    f"{' '.join(args)} is stale, {differs}\n    (rerun "
-                                    "tools/lesson_outputs.py --write --bin DIR, and read the "
-                                    "prose around it again)")
-        except OutputError as e:
-            problems.append(f"{where}: {e}")
+    with EditedPrograms(root, bin_dir) as edited:
+        for path in readmes(root):
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            where = os.path.relpath(path, root)
+            lines = text.split("\n")
+            try:
+                for block in blocks(text):
+                    count += 1
+                    recorded_on = block.recorded_on
+                    if recorded_on and "x86-64" in recorded_on and "(family " not in recorded_on:
+                        # machine_kind() names the family and model of an x86 CPU: no machine is
+                        # of this kind, so the block's errors would never be compared anywhere.
+                        problems.append(f"{where}:{block.mark + 1}: 'recorded on {recorded_on}' "
+                                        "names no CPU family and model, so no machine is of its "
+                                        "kind and its errors are never compared; record it again "
+                                        "(tools/lesson_outputs.py --write --only "
+                                        f"{block.program} --bin DIR)")
+                        continue
+                    same_machine = recorded_on == here
+                    skipped += not same_machine
+                    differs = compare(lines[block.first:block.end], run(bin_dir, block, edited),
+                                      same_machine, block.part)
+                    if differs:
+                        edits = " (built with the edits above it)" if block.edits else ""
+                        problems.append(f"{where}:{block.mark + 1}: the output quoted for "
+                                        f"{block.command()}{edits} is stale, {differs}\n    "
+                                        "(rerun tools/lesson_outputs.py --write --bin DIR, and "
+                                        "read the prose around it again)")
+            except OutputError as e:
+                problems.append(f"{where}: {e}")
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
@@ -259,32 +348,37 @@ def write(root, bin_dir, only=None):
     times), or, given `only`, every block of that program. A stale block marked "part" quotes only
     some of the output: it is left to be edited by hand."""
     here, partial = machine_kind(), []
-    for path in readmes(root):
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        lines = text.split("\n")
-        rewritten = 0
-        try:
-            marked = list(blocks(text))
-        except OutputError as e:
-            raise OutputError(f"{os.path.relpath(path, root)}: {e}")
-        for mark, program, args, part, recorded_on, first, end in reversed(marked):
-            if only is not None and program != only:
-                continue
-            printed = run(bin_dir, program, args)
-            if only is None and compare(lines[first:end], printed, recorded_on == here,
-                                        part) is None:
-                continue
-            if part:
-                partial.append(f"{os.path.relpath(path, root)}:{mark + 1}")
-                continue
-            lines[first:end] = [line.rstrip() for line in run(bin_dir, program, args, False)]
-            lines[mark] = f"<!-- output: {' '.join([program, *args])}; recorded on {here} -->"
-            rewritten += 1
-        if rewritten:
-            write_whole(path, "\n".join(lines))
-            print(f"{os.path.relpath(path, root)}: {rewritten} stale outputs rewritten; read the "
-                  "prose around them again")
+    with EditedPrograms(root, bin_dir) as edited:
+        for path in readmes(root):
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            lines = text.split("\n")
+            rewritten = 0
+            try:
+                marked = list(blocks(text))
+            except OutputError as e:
+                raise OutputError(f"{os.path.relpath(path, root)}: {e}")
+            for block in reversed(marked):
+                if only is not None and block.program != only:
+                    continue
+                printed = run(bin_dir, block, edited)
+                if only is None and compare(lines[block.first:block.end], printed,
+                                            block.recorded_on == here, block.part) is None:
+                    continue
+                if block.part:
+                    partial.append(f"{os.path.relpath(path, root)}:{block.mark + 1}")
+                    continue
+                mark = lines[block.mark]
+                indent = mark[:len(mark) - len(mark.lstrip())]  # a list item's block
+                lines[block.first:block.end] = [(indent + line).rstrip()
+                                                for line in run(bin_dir, block, edited, False)]
+                lines[block.mark] = (f"{indent}<!-- output: {block.command()}; recorded on "
+                                     f"{here} -->")
+                rewritten += 1
+            if rewritten:
+                write_whole(path, "\n".join(lines))
+                print(f"{os.path.relpath(path, root)}: {rewritten} stale outputs rewritten; read "
+                      "the prose around them again")
     for where in partial:
         print(f"{where}: a stale block that quotes part of the output, not rewritten: edit it "
               "by hand", file=sys.stderr)

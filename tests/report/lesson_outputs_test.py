@@ -3,7 +3,9 @@
 whose times differ from the run still passes; one changed digit of a column that is not a time
 fails, as do a missing or an extra line; an error figure is compared only on the machine kind it
 was recorded on; a "part" block may quote a slice, and "..." skips lines; --write rewrites a
-stale block (and only a stale one) with what the program prints.
+stale block (and only a stale one) with what the program prints; a mark may set the program's
+environment, and a block may be a list item's, indented; an edit mark that is malformed or not
+above an output mark fails (edited_build_test.py builds and checks an edit).
 
     lesson_outputs_test.py --tool tools/lesson_outputs.py
 """
@@ -79,11 +81,13 @@ class LessonOutputs(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.root)
 
-    def readme(self, block, options="", recorded_on=None):
+    def readme(self, block, options="", recorded_on=None, env="", indent="", above=""):
         recorded = f"; recorded on {recorded_on or kind_here()}"
+        block = "\n".join(indent + line for line in block.split("\n"))
         with open(self.readme_path, "w", encoding="utf-8") as f:
-            f.write(f"# Lesson 99\n\nThe program prints:\n\n<!-- output: lesson_99_test 7{options}"
-                    f"{recorded} -->\n```\n{block}\n```\n\nEnd.\n")
+            f.write(f"# Lesson 99\n\n1. The program prints:\n\n{above}{indent}<!-- output: {env}"
+                    f"lesson_99_test 7{options}{recorded} -->\n{indent}```\n{block}\n{indent}```"
+                    "\n\nEnd.\n")
 
     def run_tool(self, mode="--check", time="3.50 ms", extra=()):
         done = subprocess.run([sys.executable, TOOL, mode, *extra, "--bin", self.bin, "--root",
@@ -226,6 +230,42 @@ class LessonOutputs(unittest.TestCase):
         # On the machine kind it was recorded on, the accuracy is compared.
         quote(quoted.replace("85.84%", "85.83%"))
         self.assert_fails("quoted:  1/1        0.4821         85.83%      2.85      21029")
+
+    def test_a_mark_may_set_the_programs_environment(self):
+        one = QUOTED.replace("threads 2", "threads 1")
+        self.readme(one, env="OMP_NUM_THREADS=1 ")
+        code, output = self.run_tool()
+        self.assertEqual(code, 0, output)
+        self.readme(one)  # without it the program runs with 2 threads
+        self.assert_fails("quoted:  threads 1")
+        # --write keeps the environment in the mark it writes.
+        self.readme(QUOTED, env="OMP_NUM_THREADS=1 ")
+        self.assertEqual(self.run_tool("--write")[0], 0)
+        with open(self.readme_path, encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("<!-- output: OMP_NUM_THREADS=1 lesson_99_test 7; recorded on", text)
+        self.assertIn("threads 1\n", text)
+
+    def test_a_block_may_be_a_list_items(self):
+        self.readme(QUOTED, indent="   ")
+        code, output = self.run_tool()
+        self.assertEqual(code, 0, output)
+        self.readme(QUOTED.replace("threads 2", "threads 3"), indent="   ")
+        self.assert_fails("quoted:  threads 3")
+        self.assertEqual(self.run_tool("--write")[0], 0)
+        with open(self.readme_path, encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("\n   <!-- output: lesson_99_test 7; recorded on", text)
+        self.assertIn("\n   threads 2\n\n   variant", text)  # indented, but no trailing spaces
+        self.assertEqual(self.run_tool()[0], 0)
+
+    def test_an_edit_mark_must_be_well_formed_and_above_an_output(self):
+        # Either mistake would leave the edit unmade and its block checked against the
+        # unedited program, or not checked at all.
+        self.readme(QUOTED, above="<!-- edit: src/x.cpp: `a` -> `b` -->\n")
+        self.assert_fails("an edit mark not of the form '<!-- edit: FILE: `OLD` \u2192 `NEW` -->'")
+        self.readme(QUOTED, above="<!-- edit: src/x.cpp: `a` \u2192 `b` -->\n\n")
+        self.assert_fails("an edit mark must stand above an output mark")
 
     def test_a_program_that_fails_or_is_missing_fails_the_check(self):
         self.readme(QUOTED)
