@@ -63,6 +63,11 @@ def _subcommands(command):
     return parts
 
 
+def _archives(parts):
+    """Whether a link step makes a static library (`ar qc LIBRARY OBJECTS...`)."""
+    return any(len(words) > 2 and words[1] == "qc" for words in parts)
+
+
 def _output(folder, parts):
     """What a link step makes: the file after -o, or the library of `ar qc LIBRARY ...`."""
     for words in parts:
@@ -79,9 +84,8 @@ def _link_steps(build, program):
     static library a step links, then the program's own step (last)."""
     if os.path.isfile(os.path.join(build, "build.ninja")):
         lines = _run(["ninja", "-C", build, "-t", "commands", program], build).splitlines()
-        steps = [(build, _subcommands(line)) for line in lines
-                 if any(len(words) > 2 and words[1] == "qc" for words in _subcommands(line))]
-        return _linked_by(steps, (build, _subcommands(lines[-1])))
+        steps = [(build, _subcommands(line)) for line in lines]
+        return _linked_by([step for step in steps if _archives(step[1])], steps[-1])
     if not os.path.isfile(os.path.join(build, "Makefile")):
         raise EditError(f"{build}: neither build.ninja nor Makefile: not a CMake build folder "
                         "of a generator this tool reads (Ninja, Unix Makefiles)")
@@ -92,7 +96,7 @@ def _link_steps(build, program):
         folder = os.path.dirname(os.path.dirname(os.path.dirname(link)))
         with open(link, encoding="utf-8") as f:
             parts = [shlex.split(line) for line in f if line.strip()]
-        if any(len(words) > 2 and words[1] == "qc" for words in parts):
+        if _archives(parts):
             steps.append((folder, parts))
         elif any(_absolute(folder, word) == target
                  for words in parts for flag, word in zip(words, words[1:]) if flag == "-o"):
@@ -119,6 +123,8 @@ def _compile_commands(build):
     commands = {}
     for entry in entries:
         words = shlex.split(entry["command"])
+        if "-o" not in words and "output" not in entry:
+            raise EditError(f"{path}: a compile command without -o: {entry['command']}")
         output = entry.get("output") or words[words.index("-o") + 1]
         commands[_absolute(entry["directory"], output)] = (entry["directory"], words)
     return commands
@@ -129,7 +135,8 @@ def _dependencies(build, objects, commands):
     found = {}
     if os.path.isfile(os.path.join(build, "build.ninja")):
         current = None
-        for line in _run(["ninja", "-C", build, "-t", "deps"], build).splitlines():
+        # -n: a dry run opens Ninja's logs for reading only (else it may rewrite them).
+        for line in _run(["ninja", "-C", build, "-n", "-t", "deps"], build).splitlines():
             if line and not line[0].isspace():
                 current = _absolute(build, line.split(": #deps")[0])
                 found[current] = set()
@@ -157,6 +164,8 @@ def _edited_copies(source, edits, overlay):
         by_file.setdefault(edit.path, []).append(edit)
     originals = set()
     for path, file_edits in by_file.items():
+        if os.path.isabs(path) or os.path.normpath(path).startswith(os.pardir):
+            raise EditError(f"edit of {path}: name a file inside the source tree, relative to it")
         original = os.path.join(source, path)
         try:
             with open(original, encoding="utf-8") as f:
@@ -180,6 +189,7 @@ def _edited_copies(source, edits, overlay):
 def build_edited(build, program, edits, source, work):
     """The path of `program` (relative to the build folder: "tools/triptych") built again in
     `work` with `edits` made to the source tree `source`."""
+    source = os.path.realpath(source)
     overlay = os.path.join(work, "source")
     edited = _edited_copies(source, edits, overlay)
     steps = _link_steps(build, program)
@@ -204,12 +214,22 @@ def build_edited(build, program, edits, source, work):
         # (__FILE__, std::source_location) those of the source tree.
         words = [words[0], "-I" + overlay, f"-ffile-prefix-map={overlay}={source}"] + words[1:]
         stand_in = os.path.join(work, f"object{index}.o")
-        for flag, value in (("-o", stand_in), ("-MF", stand_in + ".d")):
-            if flag in words:
-                words[words.index(flag) + 1] = value
+        words[words.index("-o") + 1] = stand_in
+        if "-MF" in words:
+            words[words.index("-MF") + 1] = stand_in + ".d"
+        else:
+            words += ["-MD", "-MF", stand_in + ".d"]
         words = [os.path.join(overlay, os.path.relpath(_absolute(folder, w), source))
                  if _absolute(folder, w) in edited else w for w in words]
         _run(words, folder)
+        # An #include resolved beside the including file rather than on the include path would
+        # have compiled the tree's file, not the edited copy: then the edit did nothing.
+        with open(stand_in + ".d", encoding="utf-8") as f:
+            used = {_absolute(folder, name) for name in f.read().replace("\\\n", " ").split()}
+        if not any(os.path.realpath(os.path.join(overlay, os.path.relpath(e, source))) in used
+                   for e in edited & dependencies[obj]):
+            raise EditError(f"{obj} was compiled again without the edited copy of "
+                            f"{', '.join(sorted(os.path.relpath(e, source) for e in edited))}")
         return obj, stand_in
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:

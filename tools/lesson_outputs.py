@@ -31,18 +31,19 @@ then prints:
     <!-- edit: gpu/naive/losses.cu: `row_loss[row] = (max - in[target]) + logf(sum);` → `row_loss[row] = 0;` -->
     <!-- output: triptych check --op softmax_cross_entropy --backend gpu_naive --seed 7; part -->
 
-The check builds the program again with the edits made (the text between the first backticks
-must occur once in the file; tools/edited_build.py compiles only what depends on it, into a
+The check builds the program again with the edits made (OLD, up to the first "` → `", must
+occur once in the file; tools/edited_build.py compiles only what depends on it, into a
 temporary folder, and leaves the source and the build as they are) and compares the block with
-what that program prints; it may exit with an error.
+what that program prints; it may exit with an error status, but not be killed by a signal.
 
 Besides the lessons' READMEs, the check reads the project's README.md. It runs the program (as
 build/lessons/NAME, or build/tools/triptych, with OMP_NUM_THREADS=2 unless the mark sets it, so
 the thread counts it prints are the same on every machine, in an empty temporary folder) and
 compares the block with its output line by line, column by column, except where the program
 says a field varies. Its lines must be printed one after another, and a line "..." skips printed
-lines; a block marked "part" may start and end anywhere in the output. Under TRIPTYCH_LESSON_OUTPUT=marked a lesson program prints each field
-that varies between marks (lessons/lesson.hpp):
+lines; a block marked "part" may start and end anywhere in the output. Under
+TRIPTYCH_LESSON_OUTPUT=marked a lesson program prints each field that varies between marks
+(lessons/lesson.hpp):
 
     \u27e6 ... \u27e7   measured: a time, a rate, a ratio of times; never compared
     \u27e8 ... \u27e9   the machine's: an error that depends on the instruction set the CPU code was
@@ -56,8 +57,8 @@ and leaves the blocks that are up to date as they are. Standard library only.
 """
 import argparse
 import os
-import shutil
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -246,14 +247,15 @@ def run(bin_dir, block, edited, marked=True):
                           f"{'triptych_cli' if block.program == 'triptych' else block.program})")
     if block.edits:
         path = edited.path(path, block.edits)
-    env = dict(os.environ, TRIPTYCH_LESSON_OUTPUT="marked" if marked else "plain",
-               OMP_NUM_THREADS="2")
+    env = dict(os.environ, OMP_NUM_THREADS="2")
     env.pop("TRIPTYCH_SIM_ORDER", None)
     env.update(block.env)
+    env["TRIPTYCH_LESSON_OUTPUT"] = "marked" if marked else "plain"  # whatever the mark says
     with tempfile.TemporaryDirectory() as folder:
         done = subprocess.run([name, *block.args], executable=os.path.abspath(path), env=env,
                               cwd=folder, capture_output=True, text=True, timeout=900)
-    if done.returncode != 0 and not block.edits:
+    # An edited program may fail (that is often the exercise), but not crash.
+    if done.returncode < 0 or (done.returncode != 0 and not block.edits):
         raise OutputError(f"{name} {' '.join(block.args)} exited with "
                           f"{done.returncode}:\n{done.stdout}{done.stderr}")
     return done.stdout.rstrip("\n").split("\n")

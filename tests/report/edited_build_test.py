@@ -33,8 +33,11 @@ add_subdirectory(lessons)
 target_link_libraries(lesson_99_test steps)
 """,
     "src/greeting.hpp": "inline const char* greeting() { return \"hello\"; }\n",
-    "src/steps.hpp": "int steps();\n",
-    "src/steps.cpp": "#include \"src/steps.hpp\"\nint steps() { return 3; }\n",
+    "src/steps.hpp": "#include \"factor.hpp\"\nint steps();\n",
+    # factor.hpp is included from beside steps.hpp, not from the include path: an edit to it
+    # cannot reach the program through the edited copies, and must say so.
+    "src/factor.hpp": "inline int factor() { return 1; }\n",
+    "src/steps.cpp": "#include \"src/steps.hpp\"\nint steps() { return 3 * factor(); }\n",
     "lessons/99_test/main.cpp": """#include <cstdio>
 #include "src/greeting.hpp"
 #include "src/steps.hpp"
@@ -111,15 +114,18 @@ class EditedBuild(unittest.TestCase):
                     build, [("src/greeting.hpp", '"hello"', '"bye"')]), "bye 3")
                 # The static library's source.
                 self.assertEqual(self.rebuilt_output(
-                    build, [("src/steps.cpp", "return 3;", "return 4;")]), "hello 4")
+                    build, [("src/steps.cpp", "return 3", "return 4")]), "hello 4")
                 # The program's own source, and two files at once.
                 self.assertEqual(self.rebuilt_output(
                     build, [("lessons/99_test/main.cpp", "%s %d", "%s, %d"),
-                            ("src/steps.cpp", "return 3;", "return 5;")]), "hello, 5")
+                            ("src/steps.cpp", "return 3", "return 5")]), "hello, 5")
                 after = snapshot(self.root)
                 for path, (text, mtime) in before.items():
                     self.assertEqual(after.get(path), (text, mtime),
                                      f"{path} changed or went away")
+                # New files only in the folders the rebuilt programs were given.
+                for path in set(after) - set(before):
+                    self.assertTrue(os.path.relpath(path, self.root).startswith("tmp"), path)
 
     def test_a_bad_edit_is_refused_by_name(self):
         build = next(iter(self.builds.values()))
@@ -129,13 +135,19 @@ class EditedBuild(unittest.TestCase):
                 ([("src/steps.cpp", "int", "long")], "ambiguating new declaration"),
                 ([("src/absent.cpp", "a", "b")], "edit of src/absent.cpp:"),
                 ([("CMakeLists.txt", "tiny", "small")], "no object of lessons/lesson_99_test is "
-                                                         "compiled from CMakeLists.txt")):
+                                                         "compiled from CMakeLists.txt"),
+                ([("src/factor.hpp", "return 1;", "return 2;")], "was compiled again without "
+                                                                  "the edited copy of "
+                                                                  "src/factor.hpp"),
+                ([("/etc/hostname", "a", "b")], "name a file inside the source tree"),
+                ([("../source/src/steps.cpp", "return 3", "return 4")],
+                 "name a file inside the source tree")):
             with self.subTest(edits=edits):
                 with self.assertRaises(self.tool.EditError) as raised:
                     self.rebuilt_output(build, edits)
                 self.assertIn(expected, str(raised.exception))
         with self.assertRaises(self.tool.EditError) as raised:
-            self.rebuilt_output(self.source, [("src/steps.cpp", "return 3;", "return 4;")])
+            self.rebuilt_output(self.source, [("src/steps.cpp", "return 3", "return 4")])
         self.assertIn("not a CMake build folder", str(raised.exception))
 
     def test_a_readme_quotes_what_the_edited_program_prints(self):
@@ -145,7 +157,7 @@ class EditedBuild(unittest.TestCase):
             with open(readme, "w", encoding="utf-8") as f:
                 f.write("# Lesson 99\n\n1. **Say goodbye.** Replace `\"hello\"` by `\"bye\"`:\n\n"
                         "   <!-- edit: src/greeting.hpp: `\"hello\"` \u2192 `\"bye\"` -->\n"
-                        "   <!-- edit: src/steps.cpp: `return 3;` \u2192 `return 4;` -->\n"
+                        "   <!-- edit: src/steps.cpp: `return 3` \u2192 `return 4` -->\n"
                         "   <!-- output: lesson_99_test; part -->\n"
                         f"   ```\n   {quoted}\n   ```\n2. Next.\n")
             return subprocess.run([sys.executable, os.path.join(TOOLS, "lesson_outputs.py"),
