@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "bench/suites.hpp"
+#include "check/description.hpp"
 #include "common/kernels.hpp"
 #include "common/machine.hpp"
 #include "common/registry.hpp"
@@ -173,6 +174,8 @@ void add_context(const Options& options) {
     benchmark::AddCustomContext("triptych_variants", variant_kinds());
     benchmark::AddCustomContext("triptych_versions", version_ladders());
     benchmark::AddCustomContext("triptych_quick", options.quick ? "yes" : "no");
+    benchmark::AddCustomContext("triptych_conv_shapes",
+                                check::named_conv_shapes_json(options.quick));
     add_gpu_context();
 }
 

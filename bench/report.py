@@ -65,6 +65,9 @@ TABLES = {
 CONV_ALGORITHMS = ("direct", "im2col", "fft", "implicit_gemm", "winograd")  # common/ops.hpp's order
 CONV_OP = re.compile(r"conv2d_(forward|forward_backward)_(" + "|".join(CONV_ALGORITHMS) + ")$")
 CONV_SHAPES = ("lenet_conv1", "lenet_conv2", "resnet_3x3", "large_11x11")
+# Their sizes come with the run: triptych_conv_shapes in its context, {name: "N,C,H,W,K,R,S,
+# STRIDE_H,STRIDE_W,PAD_H,PAD_W"} (check/description.hpp). A run recorded before it lacks them.
+ConvShape = collections.namedtuple("ConvShape", "N C H W K R S stride_h stride_w pad_h pad_w")
 # Training rows (bench/train.cpp): train_step/<variant>/<model> (counter `images`; a model
 # "<model>+<way>" on GPU variants: the trainer's overlap and graph options),
 # train_transfer/<variant>/64x784 (`bytes`); optimizer rows optimizer_step_<kind>/<variant>/<model>.
@@ -786,6 +789,32 @@ def fusion_section(rows, machine, fused_op, unfused_op):
                             "bytes not moved", "at copy bandwidth ms"], body))
 
 
+def conv_shapes_of(context):
+    """{name: ConvShape} of the run's named conv shapes; {} for a run that did not record them."""
+    text = context.get("triptych_conv_shapes")
+    if text is None:
+        return {}
+    try:
+        shapes = {name: ConvShape(*(int(d) for d in dims.split(",")))
+                  for name, dims in json.loads(text).items()}
+    except (ValueError, TypeError, AttributeError):
+        raise ReportError(f"triptych_conv_shapes in the run's context is not "
+                          f"{{name: 'N,C,H,W,K,R,S,STRIDE_H,STRIDE_W,PAD_H,PAD_W'}}: {text!r}")
+    return shapes
+
+
+def conv_output_size(s):
+    """(P, Q) of a ConvShape, as common/ops.hpp computes them."""
+    return ((s.H + 2 * s.pad_h - s.R) // s.stride_h + 1,
+            (s.W + 2 * s.pad_w - s.S) // s.stride_w + 1)
+
+
+def describe_conv_shape(s):
+    """'N64 C1 H28 W28 K6 R5 S5 stride 1,1 pad 2,2', as Conv2dShape::str() says it."""
+    return (f"N{s.N} C{s.C} H{s.H} W{s.W} K{s.K} R{s.R} S{s.S} stride {s.stride_h},{s.stride_w} "
+            f"pad {s.pad_h},{s.pad_w}")
+
+
 def transfer_section(rows, series, machine):
     text = "## Host↔device transfers\n\n"
     if not machine.has_gpu:
@@ -804,7 +833,42 @@ def transfer_section(rows, series, machine):
     for op, what in (("relu_forward", RELU_TRANSFERS), ("softmax_forward", SOFTMAX_TRANSFERS),
                      ("dense_forward", DENSE_TRANSFERS)):
         text += op_transfer_table(by_kind, by_variant(rows, machine, op), machine, what)
+    text += conv_transfer_table(rows, by_kind, machine)
     return text
+
+
+def conv_transfer_table(rows, by_kind, machine):
+    """op_transfer_table for a convolution's forward pass, each variant at its fastest algorithm
+    for the shape: x, the filters and the bias up and y down."""
+    shapes = conv_shapes_of(machine.context)
+    best, algorithm = {}, {}  # {variant: {shape: Row}}, {(variant, shape): algorithm}
+    for (v, a), found in conv_rows(rows, machine).items():
+        for (kind, name), row in found.items():
+            if kind == "forward" and name in shapes and (
+                    name not in best.get(v, {}) or row.seconds < best[v][name].seconds):
+                best.setdefault(v, {})[name] = row
+                algorithm[(v, name)] = a
+    reference = transfer_reference(best, machine)
+
+    def floats(name):
+        s = shapes[name]
+        P, Q = conv_output_size(s)
+        return s.N * s.C * s.H * s.W + s.K * s.C * s.R * s.S + s.K, s.N * s.K * P * Q
+
+    what = {
+        "title": "Transfer cost of one convolution", "size_heading": "shape (algorithm)",
+        "label": lambda name: f"{name} ({algorithm[(reference, name)]})",
+        "order": lambda name: sum(floats(name)),
+        "seconds": lambda name, by_kind, memory: transfer_seconds(by_kind, memory,
+                                                                  *floats(name)),
+        "prose": lambda reference: (
+            f"conv2d forward: x, the filters and the bias up and y down, next to one {reference} "
+            "call at its fastest algorithm for the shape (in brackets), and its speedup over "
+            "cpu_eigen_omp's fastest, without and with those transfers. A convolution uses each input "
+            "K·R·S times (less at the borders), so its work grows faster than its trips, as a "
+            "GEMM's does: compare the LeNet layers' share with the larger shapes'."),
+    }
+    return op_transfer_table(by_kind, best, machine, what) if reference else ""
 
 
 def transfer_rows(rows):
@@ -1073,11 +1137,13 @@ def conv_sections(rows, machine, peer):
                                                              "conv2d_forward_backward"))
             if (fwd, both) != ("—", "—"):
                 body.append(["PyTorch (CPU)", "its own", name, fwd, "—", both])
-    parts = [text + ("conv2d on the benchmark shapes (check/conv_checks.cpp: N, C, H, W, K, R×S, stride, "
-                     "pad): lenet_conv1 64,1,28,28,6,5×5,1,2; lenet_conv2 64,6,14,14,16,5×5,1,0; "
-                     "resnet_3x3 16,64,56,56,64,3×3,1,1; large_11x11 8,16,64,64,16,11×11,1,5. "
-                     "GFLOP/s counts the direct algorithm's 2·N·K·P·Q·C·R·S for every algorithm, "
-                     "so it compares time for the same result. forward+backward is one forward, "
+    sizes = conv_shapes_of(machine.context)
+    named = [f"{n} {describe_conv_shape(sizes[n])}" for n in shapes if n in sizes]
+    named = (f" ({'; '.join(named)})" if named else
+             "" if sizes or not shapes else " (the run did not record their sizes)")
+    parts = [text + (f"conv2d on the benchmark shapes{named}. GFLOP/s counts the direct "
+                     "algorithm's 2·N·K·P·Q·C·R·S for every algorithm, so it compares time for "
+                     "the same result. forward+backward is one forward, "
                      "backward_data and backward_weights, as PyTorch's autograd figure.\n\n"
                      + table(["variant", "algorithm", "shape", "forward ms", "forward GFLOP/s",
                               "forward+backward ms"], body))]

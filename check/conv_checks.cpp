@@ -950,9 +950,9 @@ Conv2dShape square(std::int64_t N, std::int64_t C, std::int64_t H, std::int64_t 
 // far below the other variants (lesson 08's program prints each one's GFLOP/s), so it runs the
 // shapes of at most 1e8 flops (the LeNet layers): ResNet's layer, 3.7e9 flops a forward, would
 // hold a run up for many seconds per row.
-std::vector<NamedConv> conv_shapes(const BenchContext& c) {
-    if (c.kind == DeviceKind::Simulator) return {{"tiny", square(1, 2, 8, 8, 2, 3, 1, 1)}};
-    if (c.quick)
+std::vector<NamedConv> conv_shapes(DeviceKind kind, bool quick) {
+    if (kind == DeviceKind::Simulator) return {{"tiny", square(1, 2, 8, 8, 2, 3, 1, 1)}};
+    if (quick)
         return {{"small_3x3", square(2, 4, 16, 16, 4, 3, 1, 1)},
                 {"small_5x5_stride2", square(2, 3, 15, 15, 4, 5, 2, 2)}};
     return {{"lenet_conv1", square(64, 1, 28, 28, 6, 5, 1, 2)},
@@ -963,16 +963,40 @@ std::vector<NamedConv> conv_shapes(const BenchContext& c) {
 
 // The filter-size sweep at a fixed input (N=8, C=16, H=W=64, K=16, R=S, pad R/2), forward only:
 // FFT's cost stays flat while direct and im2col grow as R^2, so the rows show where it overtakes.
-std::vector<NamedConv> sweep_shapes(const BenchContext& c) {
-    if (c.kind == DeviceKind::Simulator) return {};
-    const std::int64_t largest = c.quick ? 7 : 15;
+std::vector<NamedConv> sweep_shapes(DeviceKind kind, bool quick) {
+    if (kind == DeviceKind::Simulator) return {};
+    const std::int64_t largest = quick ? 7 : 15;
     std::vector<NamedConv> shapes;
     for (std::int64_t R = 3; R <= largest; R += 2)
         shapes.push_back(
-            {"sweep_r" + std::to_string(R), c.quick ? square(1, 2, 16, 16, 2, R, 1, R / 2)
-                                                    : square(8, 16, 64, 64, 16, R, 1, R / 2)});
+            {"sweep_r" + std::to_string(R), quick ? square(1, 2, 16, 16, 2, R, 1, R / 2)
+                                                  : square(8, 16, 64, 64, 16, R, 1, R / 2)});
     return shapes;
 }
+
+}  // namespace
+
+std::string named_conv_shapes_json(bool quick) {
+    std::string out;
+    std::vector<std::string> seen;
+    for (DeviceKind kind : {DeviceKind::Cpu, DeviceKind::Gpu, DeviceKind::Simulator}) {
+        std::vector<NamedConv> shapes = conv_shapes(kind, quick);
+        for (NamedConv& sweep : sweep_shapes(kind, quick)) shapes.push_back(sweep);
+        for (const NamedConv& n : shapes) {
+            if (std::find(seen.begin(), seen.end(), n.name) != seen.end()) continue;
+            seen.push_back(n.name);
+            const Conv2dShape& s = n.shape;
+            std::string dims;
+            for (std::int64_t v :
+                 {s.N, s.C, s.H, s.W, s.K, s.R, s.S, s.stride_h, s.stride_w, s.pad_h, s.pad_w})
+                dims += (dims.empty() ? "" : ",") + std::to_string(v);
+            out += (out.empty() ? "\"" : ", \"") + n.name + "\": \"" + dims + "\"";
+        }
+    }
+    return "{" + out + "}";
+}
+
+namespace {
 
 std::vector<NamedConv> affordable(const BenchContext& c, std::vector<NamedConv> shapes) {
     constexpr double naive_most_flops = 1e8;
@@ -994,9 +1018,10 @@ std::function<std::vector<BenchCase>(const BenchContext&)> conv_rows(ConvAlgorit
         std::vector<BenchCase> cases;
         const std::vector<ConvAlgorithm> has = c.backend.conv2d_algorithms();
         if (std::find(has.begin(), has.end(), algorithm) == has.end()) return cases;
-        std::vector<NamedConv> shapes = affordable(c, conv_shapes(c));
+        std::vector<NamedConv> shapes = affordable(c, conv_shapes(c.kind, c.quick));
         if (!backward)
-            for (NamedConv& sweep : affordable(c, sweep_shapes(c))) shapes.push_back(sweep);
+            for (NamedConv& sweep : affordable(c, sweep_shapes(c.kind, c.quick)))
+                shapes.push_back(sweep);
         for (const NamedConv& n : shapes) {
             const Conv2dShape s = n.shape;
             if (!conv_algorithm_applies(algorithm, s)) continue;

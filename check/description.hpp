@@ -108,6 +108,13 @@ std::vector<RowsCols> row_shapes(DeviceKind kind, bool quick);
 // shapes): the copy rows are measured at each, so every row has its ceiling of the same size.
 std::vector<std::int64_t> copy_sizes(DeviceKind kind, bool quick);
 
+// The named convolution shapes of the benchmarks, of every device kind (with --quick: the quick
+// ones), as JSON: {"lenet_conv1": "64,1,28,28,6,5,5,1,1,2,2", ...}, each in the
+// N,C,H,W,K,R,S,STRIDE_H,STRIDE_W,PAD_H,PAD_W form `triptych check --op conv2d --shape` takes.
+// The run's context carries it (triptych_conv_shapes): the report prints the shapes from it and
+// prices their transfers.
+std::string named_conv_shapes_json(bool quick);
+
 // `count` floats drawn uniformly from [-1, 1), the same on every call (seeded), so that every
 // variant is timed on identical data.
 std::vector<float> bench_values(std::int64_t count);

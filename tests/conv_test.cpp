@@ -7,10 +7,13 @@
 #include <climits>
 #include <cmath>
 #include <random>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "check/crosscheck.hpp"
+#include "check/description.hpp"
 #include "common/errors.hpp"
 #include "common/random.hpp"
 #include "common/registry.hpp"
@@ -60,6 +63,39 @@ TEST_CASE("every variant offers a conv2d algorithm, and cpu_naive exactly the di
             CHECK_FALSE(b.conv2d_algorithms().empty());
         else if (b.conv2d_algorithms().empty())
             WARN("skipped, no conv2d algorithm yet: " << name);
+    }
+}
+
+TEST_CASE(
+    "the benchmarks' named conv shapes, as their run's context gives them to the report, are "
+    "each one that `triptych check --shape` reads back as the shape itself",
+    "[conv]") {
+    for (const bool quick : {false, true}) {
+        const std::string json = check::named_conv_shapes_json(quick);
+        INFO(json);
+        const std::regex pair("\"([a-z0-9_]+)\": \"([0-9,]+)\"");
+        std::vector<std::string> names;
+        for (auto m = std::sregex_iterator(json.begin(), json.end(), pair);
+             m != std::sregex_iterator(); ++m) {
+            names.push_back((*m)[1]);
+            const Conv2dShape s = check::parse_conv2d_shape((*m)[2]);
+            const std::string dims = std::to_string(s.N) + "," + std::to_string(s.C) + "," +
+                                     std::to_string(s.H) + "," + std::to_string(s.W) + "," +
+                                     std::to_string(s.K) + "," + std::to_string(s.R) + "," +
+                                     std::to_string(s.S) + "," + std::to_string(s.stride_h) + "," +
+                                     std::to_string(s.stride_w) + "," + std::to_string(s.pad_h) +
+                                     "," + std::to_string(s.pad_w);
+            CHECK(dims == std::string((*m)[2]));
+        }
+        // Each name once, the simulator's shape among them; the full run has LeNet's layer.
+        CHECK(std::set<std::string>(names.begin(), names.end()).size() == names.size());
+        CHECK(std::count(names.begin(), names.end(), "tiny") == 1);
+        if (!quick)
+            CHECK(json.find("\"lenet_conv1\": \"64,1,28,28,6,5,5,1,1,2,2\"") != std::string::npos);
+        // Nothing but those pairs in braces.
+        CHECK(json.front() == '{');
+        CHECK(json.back() == '}');
+        CHECK(std::count(json.begin(), json.end(), ':') == std::ptrdiff_t(names.size()));
     }
 }
 

@@ -165,6 +165,14 @@ def gpu_run():
     # Y is 1024x4096: 64 MiB not moved, 0.0336 ms at the nearest device copy (1M floats, 2 TB/s).
     rows += dense_row("dense_forward", "gpu_tiled", 1024, 4096, 4096, 0.5)
     rows += dense_row("dense_forward_unfused", "gpu_tiled", 1024, 4096, 4096, 0.6)
+    # lenet_conv1 forward: each variant's fastest algorithm counts (implicit GEMM 0.05 ms on
+    # gpu_tiled, im2col 0.5 ms on cpu_eigen_omp); its sizes come from the context.
+    lenet1 = 2.0 * 64 * 6 * 28 * 28 * 1 * 5 * 5
+    for op, variant, ms in (("conv2d_forward_direct", "gpu_tiled", 0.2),
+                            ("conv2d_forward_implicit_gemm", "gpu_tiled", 0.05),
+                            ("conv2d_forward_direct", "cpu_eigen_omp", 1),
+                            ("conv2d_forward_im2col", "cpu_eigen_omp", 0.5)):
+        rows += conv_row(op, variant, "lenet_conv1", ms, lenet1)
     variants = "cpu_naive=cpu,cpu_eigen_omp=cpu,gpu_naive=gpu,gpu_tiled=gpu,gpu_vendor=gpu"
     versions = {"gemm": {"cpu_naive": [[1, "loops", True]],
                          "gpu_naive": [[1, "uncoalesced", False], [2, "coalesced", True]],
@@ -174,7 +182,10 @@ def gpu_run():
                                         [2, "cublas_tf32", False, "tf32"]]}}
     return {"context": context(variants, gpu="NVIDIA H200", triptych_gpu_sms="132",
                                triptych_gpu_memory_gib="139.8",
-                               triptych_versions=json.dumps(versions)), "benchmarks": rows}
+                               triptych_versions=json.dumps(versions),
+                               triptych_conv_shapes=json.dumps(
+                                   {"lenet_conv1": "64,1,28,28,6,5,5,1,1,2,2",
+                                    "tiny": "1,2,8,8,2,3,3,1,1,1,1"})), "benchmarks": rows}
 
 
 def run_report(json_path, out, peer=None):
@@ -437,6 +448,10 @@ class ConvolutionAndPeer(OneReport):
         self.assertNotIn("gpu_tiled_on_simulator", column(table, "variant"))
         self.assertEqual(cell_where(table, "forward ms", variant="PyTorch (CPU)"), "1")
 
+    def test_a_run_without_the_conv_shapes_sizes_says_so(self):
+        self.assertIn("conv2d on the benchmark shapes (the run did not record their sizes)",
+                      self.md)
+
     def test_pytorch_ratio_uses_our_fastest_algorithm(self):
         table = self.tables["cpu_eigen_omp against PyTorch on the CPU"]
         forward = {"shape": "lenet_conv1", "pass": "forward"}
@@ -632,6 +647,20 @@ class WithGpu(OneReport):
         # against gpu_tiled's 0.5 ms, 95% of the total; no cpu_eigen_omp row of that size.
         self.assert_transfer_row("Transfer cost of one dense layer", "1024x4096->4096 relu",
                                  gpu_ms="0.5", transfers_ms="9.23", share="95%", speedup="—")
+
+    def test_transfer_cost_of_a_convolution_at_each_variants_fastest_algorithm(self):
+        # lenet_conv1 (N64 C1 H28 W28 K6 R5 S5, pad 2: P = Q = 28): x (50176 floats), the filters
+        # (150) and the bias (6) up at 10 GB/s = 20.13 us, y (64*6*28*28 = 301056) down at
+        # 20 GB/s = 60.21 us: 80.3 us against implicit GEMM's 50 us, 62% of the total.
+        # cpu_eigen_omp's im2col (0.5 ms) is 10x that call, 0.5 / 0.1303 = 3.84x with its trips.
+        self.assert_transfer_row("Transfer cost of one convolution",
+                                 "lenet_conv1 (implicit_gemm)", gpu_ms="0.05",
+                                 transfers_ms="0.0803", share="62%", speedup="10.0×",
+                                 with_transfers="3.84×")
+
+    def test_the_conv_shapes_sizes_come_from_the_run(self):
+        self.assertIn("conv2d on the benchmark shapes (lenet_conv1 N64 C1 H28 W28 K6 R5 S5 "
+                      "stride 1,1 pad 2,2)", self.md)
 
 
 def train_row(variant, model, images_per_second):
