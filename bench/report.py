@@ -1140,7 +1140,9 @@ def conv_sections(rows, machine, peer):
     sizes = conv_shapes_of(machine.context)
     named = [f"{n} {describe_conv_shape(sizes[n])}" for n in shapes if n in sizes]
     named = (f" ({'; '.join(named)})" if named else
-             "" if sizes or not shapes else " (the run did not record their sizes)")
+             "" if sizes or not shapes else
+             " (the run did not record their sizes: conv_shapes in check/conv_checks.cpp lists "
+             "them)")
     parts = [text + (f"conv2d on the benchmark shapes{named}. GFLOP/s counts the direct "
                      "algorithm's 2·N·K·P·Q·C·R·S for every algorithm, so it compares time for "
                      "the same result. forward+backward is one forward, "

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite (CTest).
 #   tools/test.sh              the normal build, in build/
+#   tools/test.sh --off        the CPU-only build (-DTRIPTYCH_GPU=off: no GPU panel, no
+#                              simulator), in build-off/: what a machine without the CUDA
+#                              toolkit's flavors gets, its CPU tests and lessons
 #   tools/test.sh --sanitize   the CPU and simulator tests under AddressSanitizer + UBSan, in
 #                              build-sanitize/ (no nvcc compile check there: it adds nothing).
 #                              On a machine with AVX-512 it compiles for AVX2 (x86-64-v3), not
@@ -21,9 +24,15 @@ if [ "${1:-}" = "--sanitize" ]; then
   fi
   "$root/tools/build.sh" "$build" -DTRIPTYCH_SANITIZE=ON -DTRIPTYCH_NVCC_CHECK=OFF \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" "${isa[@]}"
-else
+elif [ "${1:-}" = "--off" ]; then
+  build="$root/build-off"
+  "$root/tools/build.sh" "$build" -DTRIPTYCH_GPU=off
+elif [ -z "${1:-}" ]; then
   build="$root/build"
   "$root/tools/build.sh" "$build"
+else
+  echo "test.sh: unknown option '$1' (the options are --off and --sanitize)" >&2
+  exit 1
 fi
 cd "$build"
 ctest --output-on-failure -j "$(nproc)"

@@ -14,6 +14,7 @@ import tempfile
 import unittest
 
 from markdown_tables import cell, cell_where, column, tables
+from snapshots import snapshot
 
 TRIPTYCH = BENCH = FLAVOR = None  # set from the command line
 SECTIONS = ["## Machine", "## GEMM throughput (GFLOP/s)", "## GEMM speedup over cpu_naive",
@@ -32,14 +33,6 @@ SOME_MEMORY_BOUND = ["relu_forward", "sigmoid_backward", "bias_add", "softmax_fo
 
 def triptych(*args):
     return subprocess.run([TRIPTYCH, *args], capture_output=True, text=True, timeout=300)
-
-
-def snapshot(directory):
-    files = {}
-    for name in sorted(os.listdir(directory)):
-        with open(os.path.join(directory, name), "rb") as f:
-            files[name] = f.read()
-    return files
 
 
 class QuickReport(unittest.TestCase):

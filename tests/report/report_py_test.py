@@ -14,6 +14,7 @@ import tempfile
 import unittest
 
 from markdown_tables import cell, cell_where, column, tables
+from snapshots import snapshot
 
 REPORT_PY = None  # set from the command line
 
@@ -193,17 +194,6 @@ def run_report(json_path, out, peer=None):
     if peer:
         command += ["--peer", peer]
     return subprocess.run(command, capture_output=True, text=True)
-
-
-def snapshot(directory):
-    """Every file under `directory` with its bytes, to prove nothing changed."""
-    files = {}
-    for root, _, names in os.walk(directory):
-        for name in names:
-            path = os.path.join(root, name)
-            with open(path, "rb") as f:
-                files[os.path.relpath(path, directory)] = f.read()
-    return files
 
 
 class ReportTest(unittest.TestCase):
@@ -449,8 +439,8 @@ class ConvolutionAndPeer(OneReport):
         self.assertEqual(cell_where(table, "forward ms", variant="PyTorch (CPU)"), "1")
 
     def test_a_run_without_the_conv_shapes_sizes_says_so(self):
-        self.assertIn("conv2d on the benchmark shapes (the run did not record their sizes)",
-                      self.md)
+        self.assertIn("conv2d on the benchmark shapes (the run did not record their sizes: "
+                      "conv_shapes in check/conv_checks.cpp lists them)", self.md)
 
     def test_pytorch_ratio_uses_our_fastest_algorithm(self):
         table = self.tables["cpu_eigen_omp against PyTorch on the CPU"]
