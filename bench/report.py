@@ -834,6 +834,7 @@ def transfer_section(rows, series, machine):
                      ("dense_forward", DENSE_TRANSFERS)):
         text += op_transfer_table(by_kind, by_variant(rows, machine, op), machine, what)
     text += conv_transfer_table(rows, by_kind, machine)
+    text += other_transfers_table(rows, by_kind, machine)
     return text
 
 
@@ -871,6 +872,96 @@ def conv_transfer_table(rows, by_kind, machine):
     return op_transfer_table(by_kind, best, machine, what) if reference else ""
 
 
+# What one call of each other op must move across the bus: (what crosses, up floats, down floats)
+# for its size (n floats, a Matrix, or a pooling shape's name), or None for a size it does not
+# take. An op absent here (the optimizers' steps, whose rows name a model) gets no row.
+POOL_SHAPE = re.compile(r"(\d+)x(\d+)x(\d+)x(\d+)_w(\d+)s(\d+)$")
+
+
+def on_floats(what, up, down):
+    """An op on n floats moving up(n) floats up and down(n) down."""
+    return lambda n: (what, up(n), down(n)) if isinstance(n, int) else None
+
+
+def on_matrix(what, up, down):
+    """An op on a rows x cols matrix m moving up(m) floats up and down(m) down."""
+    return lambda m: (what, up(m), down(m)) if isinstance(m, Matrix) else None
+
+
+def on_pool_shape(what, up, down):
+    """A pooling pass moving up(x, y) floats up and down(x, y) down, where x is N·C·H·W and y
+    N·C·P·Q of the shape named N×C×H×W_w<window>s<stride>."""
+    def moved(name):
+        match = POOL_SHAPE.match(name) if isinstance(name, str) else None
+        if not match:
+            return None
+        N, C, H, W, window, stride = (int(g) for g in match.groups())
+        x, y = N * C * H * W, N * C * ((H - window) // stride + 1) * ((W - window) // stride + 1)
+        return what, up(x, y), down(x, y)
+    return moved
+
+
+def same(n):
+    return n
+
+
+OTHER_TRANSFERS = {
+    **{f"{a}_forward": on_floats("x up; y down", same, same) for a in ("sigmoid", "tanh", "gelu")},
+    # The backward pass reads x (ReLU, GELU) or y (sigmoid, tanh), and dy.
+    **{f"{a}_backward": on_floats(f"{given}, dy up; dx down", lambda n: 2 * n, same)
+       for a, given in (("relu", "x"), ("sigmoid", "y"), ("tanh", "y"), ("gelu", "x"))},
+    "bias_add": on_matrix("x, bias up; y down", lambda m: floats(m) + m.cols, floats),
+    "bias_backward": on_matrix("dy up; dbias down", floats, lambda m: m.cols),
+    "softmax_backward": on_matrix("y, dy up; dx down", lambda m: 2 * floats(m), floats),
+    "mse_loss": on_floats("prediction, target up; gradient, loss down", lambda n: 2 * n,
+                          lambda n: n + 1),
+    "softmax_cross_entropy": on_matrix("logits, labels up; gradient, loss down",
+                                       lambda m: floats(m) + m.rows, lambda m: floats(m) + 1),
+    "sum_deterministic": on_floats("x up; the sum down", same, lambda n: 1),
+    "sum_fast": on_floats("x up; the sum down", same, lambda n: 1),
+    "max_pool2d_forward": on_pool_shape("x up; y down (the argmax stays)", lambda x, y: x,
+                                        lambda x, y: y),
+    "max_pool2d_backward": on_pool_shape("dy, argmax up; dx down", lambda x, y: 2 * y,
+                                         lambda x, y: x),
+    "avg_pool2d_forward": on_pool_shape("x up; y down", lambda x, y: x, lambda x, y: y),
+    "avg_pool2d_backward": on_pool_shape("dy up; dx down", lambda x, y: y, lambda x, y: x),
+}
+
+
+def other_transfers_table(rows, by_kind, machine):
+    """The transfer cost of every op in OTHER_TRANSFERS, one row each, at the largest size that
+    both its GPU variant (transfer_reference's) and cpu_eigen_omp ran, else the GPU's largest."""
+    if not by_kind["h2d_pinned"] or not by_kind["d2h_pinned"]:
+        return ""
+    body = []
+    for op, moves in OTHER_TRANSFERS.items():
+        series = by_variant(rows, machine, op)
+        reference = transfer_reference(series, machine)
+        moved = {size: moves(size) for size in series.get(reference, {})}
+        moved = {size: m for size, m in moved.items() if m}
+        if not moved:
+            continue
+        cpu = series.get("cpu_eigen_omp", {})
+        size = max([size for size in moved if size in cpu] or moved,
+                   key=lambda size: moved[size][1] + moved[size][2])
+        what, up, down = moved[size]
+        cells = transfer_cells(series[reference][size], cpu.get(size), by_kind,
+                               lambda memory: transfer_seconds(by_kind, memory, up, down))
+        if cells:
+            body.append([op, size_label(size), what, reference] + cells)
+    if not body:
+        return ""
+    return ("\n### Transfer cost of the other ops\n\n"
+            "Every other op, at the largest size that both its GPU variant (the vendor's where it "
+            "ran, else the last) and cpu_eigen_omp ran: what one call must move across the bus, "
+            "priced as above. Where 'with transfers' falls below 1×, the trips alone outlast "
+            "cpu_eigen_omp's whole call: such an op pays on a GPU only as one step of many whose "
+            "data stays on the device, as in a training step.\n\n"
+            + table(["op", "size", "crosses", "GPU variant", "GPU ms", "transfers ms (pinned)",
+                     "transfers ms (pageable)", "transfers share (pinned)",
+                     "speedup over cpu_eigen_omp", "with transfers (pinned)"], body))
+
+
 def transfer_rows(rows):
     """{"h2d_pageable" | "h2d_pinned" | "d2h_pageable" | "d2h_pinned": {floats: Row}}."""
     kinds = ("h2d_pageable", "h2d_pinned", "d2h_pageable", "d2h_pinned")
@@ -900,22 +991,31 @@ def op_transfer_table(by_kind, series, machine, what):
     cpu = series.get("cpu_eigen_omp", {})
     body = []
     for size, row in sorted(series[reference].items(), key=lambda kv: what["order"](kv[0])):
-        pinned = what["seconds"](size, by_kind, "pinned")
-        if pinned is None:
-            continue
-        pageable = what["seconds"](size, by_kind, "pageable")
-        on_cpu = cpu[size].seconds if size in cpu else None
-        body.append([what["label"](size), fmt_ms(row.seconds), fmt_ms(pinned),
-                     fmt_ms(pageable) if pageable else "—",
-                     fmt_percent(100 * pinned / (pinned + row.seconds)),
-                     fmt_times(on_cpu / row.seconds) if on_cpu else "—",
-                     fmt_times(on_cpu / (row.seconds + pinned)) if on_cpu else "—"])
+        cells = transfer_cells(row, cpu.get(size), by_kind,
+                               lambda memory: what["seconds"](size, by_kind, memory))
+        if cells:
+            body.append([what["label"](size)] + cells)
     if not body:
         return ""
     return (f"\n### {what['title']}\n\n" + what["prose"](reference) + "\n\n"
             + table([what["size_heading"], f"{reference} ms", "transfers ms (pinned)",
                      "transfers ms (pageable)", "transfers share (pinned)",
                      "speedup over cpu_eigen_omp", "with transfers (pinned)"], body))
+
+
+def transfer_cells(row, cpu_row, by_kind, seconds):
+    """A transfer table's cells for one call `row` (cpu_row: cpu_eigen_omp's of the same size, or
+    None); seconds(memory) prices its trips, "pinned" or "pageable". None if nothing prices
+    them."""
+    pinned = seconds("pinned")
+    if pinned is None:
+        return None
+    pageable = seconds("pageable")
+    on_cpu = cpu_row.seconds if cpu_row else None
+    return [fmt_ms(row.seconds), fmt_ms(pinned), fmt_ms(pageable) if pageable else "—",
+            fmt_percent(100 * pinned / (pinned + row.seconds)),
+            fmt_times(on_cpu / row.seconds) if on_cpu else "—",
+            fmt_times(on_cpu / (row.seconds + pinned)) if on_cpu else "—"]
 
 
 GEMM_TRANSFERS = {

@@ -174,6 +174,14 @@ def gpu_run():
                             ("conv2d_forward_direct", "cpu_eigen_omp", 1),
                             ("conv2d_forward_im2col", "cpu_eigen_omp", 0.5)):
         rows += conv_row(op, variant, "lenet_conv1", ms, lenet1)
+    # LeNet's first pooling, x 64x6x28x28 (301056 floats), y 64x6x14x14 (75264): 0.01 ms on
+    # gpu_tiled, 0.1 ms on cpu_eigen_omp; gpu_tiled alone at 8 times the batch.
+    for variant, shape, ms in (("gpu_tiled", "64x6x28x28_w2s2", 0.01),
+                               ("cpu_eigen_omp", "64x6x28x28_w2s2", 0.1),
+                               ("gpu_tiled", "512x6x28x28_w2s2", 0.05)):
+        rows += [aggregate(f"max_pool2d_forward/{variant}/{shape}/real_time", "median", ms / 1e3,
+                           bytes=4 * (301056 + 75264) / (ms / 1e3))]
+    rows += stream_row("mse_loss", "gpu_tiled", 1048576, 1000)  # no cpu_eigen_omp row
     variants = "cpu_naive=cpu,cpu_eigen_omp=cpu,gpu_naive=gpu,gpu_tiled=gpu,gpu_vendor=gpu"
     versions = {"gemm": {"cpu_naive": [[1, "loops", True]],
                          "gpu_naive": [[1, "uncoalesced", False], [2, "coalesced", True]],
@@ -647,6 +655,34 @@ class WithGpu(OneReport):
                                  "lenet_conv1 (implicit_gemm)", gpu_ms="0.05",
                                  transfers_ms="0.0803", share="62%", speedup="10.0×",
                                  with_transfers="3.84×")
+
+    def test_transfer_cost_of_the_other_ops_at_the_largest_size_both_ran(self):
+        table = self.tables["Transfer cost of the other ops"]
+        # sigmoid_forward, 1048576 floats: x up at 10 GB/s (0.4194 ms), y down at 20 GB/s
+        # (0.2097 ms) = 0.629 ms against gpu_tiled's 0.00559 ms (8 bytes a float at 1500 GB/s):
+        # 99%. cpu_eigen_omp at 15 GB/s takes 0.559 ms, 100x the call alone and 0.559 /
+        # (0.629 + 0.00559) = 0.88x with its trips: slower than staying on the CPU.
+        sigmoid = {"GPU variant": "gpu_tiled", "GPU ms": "0.00559", "size": "1048576 (4 MiB)",
+                   "crosses": "x up; y down", "transfers ms (pinned)": "0.629",
+                   "transfers share (pinned)": "99%", "speedup over cpu_eigen_omp": "100×",
+                   "with transfers (pinned)": "0.88×"}
+        for heading, value in sigmoid.items():
+            self.assertEqual(cell(table, "sigmoid_forward", heading), value, heading)
+        # max pooling at 64x6x28x28, which both ran, not gpu_tiled's larger 512x6x28x28: x up
+        # (0.1204 ms) and y down (0.01505 ms) = 0.135 ms against 0.01 ms, 93%; cpu_eigen_omp's
+        # 0.1 ms is 10x, 0.1 / 0.1455 = 0.69x with the trips.
+        pool = {"size": "64x6x28x28_w2s2", "crosses": "x up; y down (the argmax stays)",
+                "transfers ms (pinned)": "0.135", "transfers share (pinned)": "93%",
+                "speedup over cpu_eigen_omp": "10.0×", "with transfers (pinned)": "0.69×"}
+        for heading, value in pool.items():
+            self.assertEqual(cell(table, "max_pool2d_forward", heading), value, heading)
+        # mse_loss ran on gpu_tiled only: its row, without speedups. The prediction and target
+        # up (2 x 4 MiB at 10 GB/s = 0.839 ms), the gradient and the loss down (0.2097 ms).
+        self.assertEqual(cell(table, "mse_loss", "transfers ms (pinned)"), "1.05")
+        self.assertEqual(cell(table, "mse_loss", "speedup over cpu_eigen_omp"), "—")
+        # sum moves its input up and one float down; softmax_forward has its own table.
+        self.assertEqual(cell(table, "sum_deterministic", "crosses"), "x up; the sum down")
+        self.assertNotIn("softmax_forward", column(table, "op"))
 
     def test_the_conv_shapes_sizes_come_from_the_run(self):
         self.assertIn("conv2d on the benchmark shapes (lenet_conv1 N64 C1 H28 W28 K6 R5 S5 "
