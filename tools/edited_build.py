@@ -15,6 +15,11 @@ dependency list, which Ninja keeps in its log and Makefiles in a .d file beside 
 each static library holding one of them and the program are linked again (with the build's own
 commands: `ninja -t commands`, or the link.txt files of a Makefiles build), everything written
 into `work`. Standard library only.
+
+A program that records memory accesses (`triptych profile`, `triptych check --racecheck`) runs its
+instrumented twin instead, build/<folder>/instrumented/<name> beside it (cmake/gpu.cmake), found
+next to the program that runs: build_edited(..., instrumented=True) builds that twin again with
+the same edits and puts it at work/instrumented/<name>, beside the edited program.
 """
 import glob
 import json
@@ -147,13 +152,19 @@ def _dependencies(build, objects, commands):
         folder, words = commands[obj]
         depfile = words[words.index("-MF") + 1] if "-MF" in words else obj + ".d"
         try:
-            with open(_absolute(folder, depfile), encoding="utf-8") as f:
-                text = f.read().replace("\\\n", " ")
+            found[obj] = _read_depfile(_absolute(folder, depfile), folder)
         except OSError:
             raise EditError(f"{obj}: no dependency file {depfile}: build the program first")
-        names = text.split(":", 1)[1].split() if ":" in text else []
-        found[obj] = {_absolute(folder, name) for name in names}
     return found
+
+
+def _read_depfile(path, folder):
+    """The files a Make dependency file (`object: source header...`, lines continued with a
+    backslash) lists after its target, as absolute paths from `folder`."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read().replace("\\\n", " ")
+    names = text.split(":", 1)[1].split() if ":" in text else []
+    return {_absolute(folder, name) for name in names}
 
 
 def _edited_copies(source, edits, overlay):
@@ -186,9 +197,21 @@ def _edited_copies(source, edits, overlay):
     return originals
 
 
-def build_edited(build, program, edits, source, work):
+def build_edited(build, program, edits, source, work, instrumented=False):
     """The path of `program` (relative to the build folder: "tools/triptych") built again in
-    `work` with `edits` made to the source tree `source`."""
+    `work` with `edits` made to the source tree `source`; with `instrumented`, its instrumented
+    twin as well, where the edited program looks for it."""
+    if instrumented:
+        folder, name = os.path.split(program)
+        twin = os.path.join(folder, "instrumented", name)
+        if not os.path.isfile(os.path.join(build, twin)):
+            raise EditError(f"{program} has no instrumented copy {twin} in {build} (a sim build "
+                            "compiled by GCC, without TRIPTYCH_SANITIZE, makes one)")
+        twin_work = os.path.join(work, "twin")
+        os.makedirs(twin_work)
+        os.makedirs(os.path.join(work, "instrumented"))
+        os.replace(build_edited(build, twin, edits, source, twin_work),
+                   os.path.join(work, "instrumented", name))
     source = os.path.realpath(source)
     overlay = os.path.join(work, "source")
     edited = _edited_copies(source, edits, overlay)
@@ -208,6 +231,10 @@ def build_edited(build, program, edits, source, work):
 
     replaced = {}  # a path of the build -> its edited stand-in in `work`
 
+    def copy_of(path):
+        """The edited copy, under `overlay`, of a file of the tree (absolute)."""
+        return os.path.join(overlay, os.path.relpath(path, source))
+
     def recompile(index, obj):
         folder, words = commands[obj]
         # The edited copies first on the include path; the file names the program prints
@@ -219,15 +246,13 @@ def build_edited(build, program, edits, source, work):
             words[words.index("-MF") + 1] = stand_in + ".d"
         else:
             words += ["-MD", "-MF", stand_in + ".d"]
-        words = [os.path.join(overlay, os.path.relpath(_absolute(folder, w), source))
-                 if _absolute(folder, w) in edited else w for w in words]
+        words = [copy_of(_absolute(folder, w)) if _absolute(folder, w) in edited else w
+                 for w in words]
         _run(words, folder)
         # An #include resolved beside the including file rather than on the include path would
         # have compiled the tree's file, not the edited copy: then the edit did nothing.
-        with open(stand_in + ".d", encoding="utf-8") as f:
-            used = {_absolute(folder, name) for name in f.read().replace("\\\n", " ").split()}
-        if not any(os.path.realpath(os.path.join(overlay, os.path.relpath(e, source))) in used
-                   for e in edited & dependencies[obj]):
+        used = _read_depfile(stand_in + ".d", folder)
+        if not any(os.path.realpath(copy_of(e)) in used for e in edited & dependencies[obj]):
             raise EditError(f"{obj} was compiled again without the edited copy of "
                             f"{', '.join(sorted(os.path.relpath(e, source) for e in edited))}")
         return obj, stand_in

@@ -34,7 +34,9 @@ then prints:
 The check builds the program again with the edits made (OLD, up to the first "` → `", must
 occur once in the file; tools/edited_build.py compiles only what depends on it, into a
 temporary folder, and leaves the source and the build as they are) and compares the block with
-what that program prints; it may exit with an error status, but not be killed by a signal.
+what that program prints; it may exit with an error status, but not be killed by a signal. A
+command that records memory accesses (triptych profile, triptych check --racecheck) runs the
+program's instrumented twin, which is then built again with the edits too.
 
 Besides the lessons' READMEs, the check reads the project's README.md. It runs the program (as
 build/lessons/NAME, or build/tools/triptych, with OMP_NUM_THREADS=2 unless the mark sets it, so
@@ -219,8 +221,8 @@ class EditedPrograms:
         if self.folder:
             shutil.rmtree(self.folder)
 
-    def path(self, program_path, edits):
-        key = (program_path, tuple(e.key() for e in edits))
+    def path(self, program_path, edits, instrumented):
+        key = (program_path, tuple(e.key() for e in edits), instrumented)
         if key not in self.made:
             if self.folder is None:
                 self.folder = tempfile.mkdtemp(prefix="lesson-edits-")
@@ -228,10 +230,21 @@ class EditedPrograms:
             os.makedirs(work)
             relative = os.path.relpath(os.path.abspath(program_path), self.build)
             try:
-                self.made[key] = build_edited(self.build, relative, edits, self.root, work)
+                self.made[key] = build_edited(self.build, relative, edits, self.root, work,
+                                              instrumented)
             except EditError as e:
                 raise OutputError(f"building {relative} with the edits above the block: {e}")
         return self.made[key]
+
+
+def records_accesses(block):
+    """Whether the block's command runs the simulator's access recorder, which runs the program's
+    instrumented twin: `triptych profile`, `triptych check --racecheck`, or the environment's
+    TRIPTYCH_SIM_PROFILE or TRIPTYCH_SIM_RACECHECK."""
+    return (block.program == "triptych" and block.args[:1] == ["profile"]
+            or "--racecheck" in block.args
+            or any(block.env.get(k) == "1"
+                   for k in ("TRIPTYCH_SIM_PROFILE", "TRIPTYCH_SIM_RACECHECK")))
 
 
 def run(bin_dir, block, edited, marked=True):
@@ -246,7 +259,7 @@ def run(bin_dir, block, edited, marked=True):
         raise OutputError(f"no program {path}: build it first (cmake --build build --target "
                           f"{'triptych_cli' if block.program == 'triptych' else block.program})")
     if block.edits:
-        path = edited.path(path, block.edits)
+        path = edited.path(path, block.edits, records_accesses(block))
     env = dict(os.environ, OMP_NUM_THREADS="2")
     env.pop("TRIPTYCH_SIM_ORDER", None)
     env.update(block.env)

@@ -7,7 +7,8 @@ source tree and the build are left byte for byte and time for time as they were,
 names the program prints are the source tree's; an edit whose
 text is not in the file once, or to a file the program is not built from, is refused by name, and
 one that does not compile with the compiler's message; a README whose exercise quotes what the
-edited program prints passes, and fails once the quote is stale.
+edited program prints passes, and fails once the quote is stale; the program's instrumented twin
+is built again with the same edits when asked, and a program without one is refused.
 
     edited_build_test.py --tools tools
 """
@@ -31,8 +32,15 @@ add_library(steps STATIC src/steps.cpp)
 target_include_directories(steps PUBLIC ${PROJECT_SOURCE_DIR})
 add_subdirectory(lessons)
 """,
+    # The program's instrumented twin, as cmake/gpu.cmake places it: instrumented/ beside it,
+    # under the same name.
     "lessons/CMakeLists.txt": """add_executable(lesson_99_test 99_test/main.cpp)
 target_link_libraries(lesson_99_test steps)
+add_executable(lesson_99_test_twin 99_test/main.cpp)
+target_link_libraries(lesson_99_test_twin steps)
+target_compile_definitions(lesson_99_test_twin PRIVATE TWIN)
+set_target_properties(lesson_99_test_twin PROPERTIES OUTPUT_NAME lesson_99_test
+                      RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/instrumented)
 """,
     "src/greeting.hpp": "inline const char* greeting() { return \"hello\"; }\n",
     "src/steps.hpp": "#include \"factor.hpp\"\nint steps();\n",
@@ -43,8 +51,13 @@ target_link_libraries(lesson_99_test steps)
     "lessons/99_test/main.cpp": """#include <cstdio>
 #include "src/greeting.hpp"
 #include "src/steps.hpp"
+#ifdef TWIN
+const char* twin = "twin ";
+#else
+const char* twin = "";
+#endif
 int main() {
-    std::printf("%s %d\\n%s\\n", greeting(), steps(), __FILE__);
+    std::printf("%s%s %d\\n%s\\n", twin, greeting(), steps(), __FILE__);
     return 0;
 }
 """,
@@ -82,11 +95,13 @@ class EditedBuild(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.root)
 
-    def rebuilt_output(self, build, edits):
+    def rebuilt_output(self, build, edits, program="lessons/lesson_99_test", instrumented=False):
         work = tempfile.mkdtemp(dir=self.root)
-        program = self.tool.build_edited(build, "lessons/lesson_99_test",
-                                         [self.tool.Edit(*e) for e in edits], self.source, work)
+        program = self.tool.build_edited(build, program, [self.tool.Edit(*e) for e in edits],
+                                         self.source, work, instrumented)
         self.assertTrue(program.startswith(work))
+        if instrumented:  # the twin, where the edited program looks for it
+            program = os.path.join(work, "instrumented", os.path.basename(program))
         lines = subprocess.run([program], capture_output=True, text=True,
                                check=True).stdout.split("\n")
         # The file names the program prints are the source tree's, not the edited copies'.
@@ -108,8 +123,12 @@ class EditedBuild(unittest.TestCase):
                     build, [("src/steps.cpp", "return 3", "return 4")]), "hello 4")
                 # The program's own source, and two files at once.
                 self.assertEqual(self.rebuilt_output(
-                    build, [("lessons/99_test/main.cpp", "%s %d", "%s, %d"),
+                    build, [("lessons/99_test/main.cpp", "%s%s %d", "%s%s, %d"),
                             ("src/steps.cpp", "return 3", "return 5")]), "hello, 5")
+                # The instrumented twin too, with the same edits.
+                self.assertEqual(self.rebuilt_output(
+                    build, [("src/steps.cpp", "return 3", "return 6")], instrumented=True),
+                    "twin hello 6")
                 after = snapshot(self.root, times=True)
                 for path, (text, mtime) in before.items():
                     self.assertEqual(after.get(path), (text, mtime),
@@ -140,6 +159,11 @@ class EditedBuild(unittest.TestCase):
         with self.assertRaises(self.tool.EditError) as raised:
             self.rebuilt_output(self.source, [("src/steps.cpp", "return 3", "return 4")])
         self.assertIn("not a CMake build folder", str(raised.exception))
+        with self.assertRaises(self.tool.EditError) as raised:  # a twin has no twin
+            self.rebuilt_output(build, [("src/steps.cpp", "return 3", "return 4")],
+                                "lessons/instrumented/lesson_99_test", instrumented=True)
+        self.assertIn("lessons/instrumented/lesson_99_test has no instrumented copy "
+                      "lessons/instrumented/instrumented/lesson_99_test", str(raised.exception))
 
     def test_a_readme_quotes_what_the_edited_program_prints(self):
         readme = os.path.join(self.source, "lessons", "99_test", "README.md")

@@ -267,6 +267,18 @@ class LessonOutputs(unittest.TestCase):
         self.readme(QUOTED, above="<!-- edit: src/x.cpp: `a` \u2192 `b` -->\n\n")
         self.assert_fails("an edit mark must stand above an output mark")
 
+    def test_a_command_that_records_accesses_asks_for_the_instrumented_twin(self):
+        sys.path.insert(0, os.path.dirname(TOOL))
+        import lesson_outputs  # noqa: E402  (the tool itself: which commands record accesses)
+        marks = {"triptych profile --op gemm": True, "triptych check --racecheck --op gemm": True,
+                 "TRIPTYCH_SIM_RACECHECK=1 lesson_03_matmul_tiled 7": True,
+                 "TRIPTYCH_SIM_PROFILE=0 lesson_03_matmul_tiled 7": False,
+                 "triptych check --op gemm": False, "lesson_03_matmul_tiled profile": False}
+        for command, records in marks.items():
+            text = f"<!-- output: {command} -->\n```\nx\n```\n"
+            block = next(lesson_outputs.blocks(text))
+            self.assertEqual(lesson_outputs.records_accesses(block), records, command)
+
     def test_a_program_that_fails_or_is_missing_fails_the_check(self):
         self.readme(QUOTED)
         os.remove(os.path.join(self.bin, "lesson_99_test"))
