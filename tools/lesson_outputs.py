@@ -334,7 +334,7 @@ def check(root, bin_dir):
                                         f"{block.program} --bin DIR)")
                         continue
                     same_machine = recorded_on == here
-                    skipped += not same_machine
+                    skipped += recorded_on is not None and not same_machine
                     differs = compare(lines[block.first:block.end], run(bin_dir, block, edited),
                                       same_machine, block.part)
                     if differs:

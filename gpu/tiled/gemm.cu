@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(threads, 2)
                 a_loader.store(a_next, As[1 - stage]);
                 b_loader.store(b_next, Bs[1 - stage]);
             }
-            __syncthreads();
+            __syncthreads();  // the next stage stored and this one read, by every thread
             stage = 1 - stage;
         }
         tile.store(epilogue, C, M, N, row0, col0, acc, vector.c);
