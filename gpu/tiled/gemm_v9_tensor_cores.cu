@@ -96,7 +96,7 @@ __device__ void store_rounded(const Loader& loader, float4 v,
 // Version 11's tiles: TF32 bit patterns, rows 8 words longer than the tile (see the top).
 struct Tf32Bits {
     using Stored = std::uint32_t;
-    static constexpr int pad = 8;
+    static constexpr int pad = 8;  // words: each row starts 8 banks after the one above
     __device__ static Stored round(float v) { return gpu::to_tf32(v); }
 };
 
