@@ -3,6 +3,9 @@
 
     tools/lesson_outputs.py --check --bin DIR    exit 1 if a quoted output is not what the program
                                                  prints now (DIR: a sim build's build/lessons)
+    tools/lesson_outputs.py --check --only NAME --bin DIR
+                                                 the same for program NAME's blocks alone
+                                                 (a lesson program, or triptych)
     tools/lesson_outputs.py --write --bin DIR    run every marked program and quote what it prints
                                                  where the quote is stale
     tools/lesson_outputs.py --write --only NAME --bin DIR
@@ -312,7 +315,8 @@ def readmes(root):
                                                                                    "lessons"))
 
 
-def check(root, bin_dir):
+def check(root, bin_dir, only=None):
+    """Compares every block (or, given `only`, that program's) with what its program prints."""
     here, problems, count, skipped = machine_kind(), [], 0, 0
     with EditedPrograms(root, bin_dir) as edited:
         for path in readmes(root):
@@ -322,6 +326,8 @@ def check(root, bin_dir):
             lines = text.split("\n")
             try:
                 for block in blocks(text):
+                    if only is not None and block.program != only:
+                        continue
                     count += 1
                     recorded_on = block.recorded_on
                     if recorded_on and "x86-64" in recorded_on and "(family " not in recorded_on:
@@ -407,13 +413,12 @@ def main():
     mode.add_argument("--write", action="store_true")
     parser.add_argument("--bin", required=True, help="the lesson programs (build/lessons)")
     parser.add_argument("--root", default=ROOT, help="the source tree (default: this one)")
-    parser.add_argument("--only", metavar="NAME", help="with --write: this program's blocks, "
-                        "stale or not")
+    parser.add_argument("--only", metavar="NAME", help="this program's blocks alone (with "
+                        "--write: stale or not)")
     args = parser.parse_args()
-    if args.only and not args.write:
-        parser.error("--only goes with --write")
     try:
-        return check(args.root, args.bin) if args.check else write(args.root, args.bin, args.only)
+        return (check(args.root, args.bin, args.only) if args.check
+                else write(args.root, args.bin, args.only))
     except OutputError as e:
         print(f"lesson_outputs: {e}", file=sys.stderr)
         return 1

@@ -267,6 +267,15 @@ class LessonOutputs(unittest.TestCase):
         self.readme(QUOTED, above="<!-- edit: src/x.cpp: `a` \u2192 `b` -->\n\n")
         self.assert_fails("an edit mark must stand above an output mark")
 
+    def test_check_only_compares_that_programs_blocks(self):
+        self.readme(QUOTED.replace("3.50", "3.51").replace("seed 7", "seed 8"))
+        code, output = self.run_tool(extra=("--only", "lesson_01_other"))
+        self.assertEqual(code, 0, output)
+        self.assertIn("all 0 quoted outputs", output)
+        code, output = self.run_tool(extra=("--only", "lesson_99_test"))
+        self.assertEqual(code, 1, output)
+        self.assertIn("1 of 1 quoted outputs are stale", output)
+
     def test_a_command_that_records_accesses_asks_for_the_instrumented_twin(self):
         sys.path.insert(0, os.path.dirname(TOOL))
         import lesson_outputs  # noqa: E402  (the tool itself: which commands record accesses)
