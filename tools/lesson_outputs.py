@@ -22,6 +22,9 @@ A lesson's README marks each output it quotes with the program and its arguments
     <!-- output: triptych train --epochs 1; part -->    the command-line tool, build/tools/triptych
     <!-- output: OMP_NUM_THREADS=1 lesson_06_losses_reductions 7 -->
                                                           with this environment
+    <!-- output: triptych train --limit 99999999 2>&1; part -->
+                                                          its error output too, after the
+                                                          standard output (else only that)
     ```
     seed 7 (replay: build/lessons/lesson_07_kernel_fusion 7)
     ...
@@ -256,8 +259,15 @@ def run(bin_dir, block, edited, marked=True):
     columns). It runs in an empty temporary folder, where the files a command writes (triptych
     train's loss curve, say) go and are removed, with the block's environment, and, where the
     block has edits, as built with them (`edited`, EditedPrograms): then it may exit with an error,
-    as an edit that breaks a kernel means it to."""
+    as an edit that breaks a kernel means it to. Its standard output only, unless the command
+    ends with `2>&1`: then its error output too, after the standard output. (A terminal shows
+    them as they come; into a pipe a program's standard output goes in blocks, at exit at the
+    latest, so no order is kept but the one chosen here, which is a terminal's for a program that
+    stops at its error.)"""
     path, name = command_of(bin_dir, block.program)
+    args, with_errors = block.args, block.args[-1:] == ["2>&1"]
+    if with_errors:
+        args = args[:-1]
     if not os.path.isfile(path) or not os.access(path, os.X_OK):
         raise OutputError(f"no program {path}: build it first (cmake --build build --target "
                           f"{'triptych_cli' if block.program == 'triptych' else block.program})")
@@ -268,13 +278,14 @@ def run(bin_dir, block, edited, marked=True):
     env.update(block.env)
     env["TRIPTYCH_LESSON_OUTPUT"] = "marked" if marked else "plain"  # whatever the mark says
     with tempfile.TemporaryDirectory() as folder:
-        done = subprocess.run([name, *block.args], executable=os.path.abspath(path), env=env,
+        done = subprocess.run([name, *args], executable=os.path.abspath(path), env=env,
                               cwd=folder, capture_output=True, text=True, timeout=900)
     # An edited program may fail (that is often the exercise), but not crash.
     if done.returncode < 0 or (done.returncode != 0 and not block.edits):
         raise OutputError(f"{name} {' '.join(block.args)} exited with "
                           f"{done.returncode}:\n{done.stdout}{done.stderr}")
-    return done.stdout.rstrip("\n").split("\n")
+    printed = done.stdout + done.stderr if with_errors else done.stdout
+    return printed.rstrip("\n").split("\n")
 
 
 def compare(quoted, printed, compare_machine, part):

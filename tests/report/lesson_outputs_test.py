@@ -56,7 +56,9 @@ os.makedirs("training")
 open(os.path.join("training", "mlp.csv"), "w").write("step,epoch,loss\n")
 print(f"epoch    train loss  test accuracy   seconds   images/s")
 print(f"  1/1    {machine('0.4821')}   {machine('85.84')}%   {measured(os.environ.get('FAKE_TIME'))}  {measured('77777')}")
-print("loss curve: training/mlp.csv")
+print("loss curve: training/mlp.csv", flush=True)
+print("triptych train: a warning on the error output", file=sys.stderr, flush=True)
+print("done")
 """
 
 
@@ -230,6 +232,26 @@ class LessonOutputs(unittest.TestCase):
         # On the machine kind it was recorded on, the accuracy is compared.
         quote(quoted.replace("85.84%", "85.83%"))
         self.assert_fails("quoted:  1/1        0.4821         85.83%      2.85      21029")
+
+    def test_a_command_ending_in_2_and_1_quotes_the_error_output_too(self):
+        tools = os.path.join(self.root, "tools")
+        os.makedirs(tools)
+        with open(os.path.join(tools, "triptych"), "w", encoding="utf-8") as f:
+            f.write("#!" + sys.executable + "\n" + TRIPTYCH)
+        os.chmod(os.path.join(tools, "triptych"), 0o755)
+
+        def quote(redirect):
+            with open(self.readme_path, "w", encoding="utf-8") as f:
+                f.write(f"# Lesson 99\n\n<!-- output: triptych train {redirect}; part -->\n```\n"
+                        "loss curve: training/mlp.csv\ndone\ntriptych train: a warning on the "
+                        "error output\n```\n")
+
+        quote("2>&1")  # after the standard output, wherever the program printed it
+        code, output = self.run_tool()
+        self.assertEqual(code, 0, output)
+        quote("")  # the standard output alone does not hold the warning
+        self.assert_fails("past the end of the output: triptych train: a warning on the error "
+                          "output")
 
     def test_a_mark_may_set_the_programs_environment(self):
         one = QUOTED.replace("threads 2", "threads 1")
