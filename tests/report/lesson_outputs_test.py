@@ -211,12 +211,16 @@ class LessonOutputs(unittest.TestCase):
         self.assertEqual(code, 1, output)
         self.assertIn("a stale block that quotes part of the output, not rewritten", output)
 
-    def test_a_triptych_command_runs_next_to_the_lessons_in_a_folder_of_its_own(self):
+    def install_triptych(self):
+        """The stand-in command-line tool, where build/tools/triptych is to build/lessons."""
         tools = os.path.join(self.root, "tools")
         os.makedirs(tools)
         with open(os.path.join(tools, "triptych"), "w", encoding="utf-8") as f:
             f.write("#!" + sys.executable + "\n" + TRIPTYCH)
         os.chmod(os.path.join(tools, "triptych"), 0o755)
+
+    def test_a_triptych_command_runs_next_to_the_lessons_in_a_folder_of_its_own(self):
+        self.install_triptych()
         quoted = ("triptych train --epochs 1, started in an empty folder: True\n"
                   "...\n  1/1        0.4821         85.84%      2.85      21029")
 
@@ -234,11 +238,7 @@ class LessonOutputs(unittest.TestCase):
         self.assert_fails("quoted:  1/1        0.4821         85.83%      2.85      21029")
 
     def test_a_command_ending_in_2_and_1_quotes_the_error_output_too(self):
-        tools = os.path.join(self.root, "tools")
-        os.makedirs(tools)
-        with open(os.path.join(tools, "triptych"), "w", encoding="utf-8") as f:
-            f.write("#!" + sys.executable + "\n" + TRIPTYCH)
-        os.chmod(os.path.join(tools, "triptych"), 0o755)
+        self.install_triptych()
 
         def quote(redirect):
             with open(self.readme_path, "w", encoding="utf-8") as f:
