@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tools/measure-gpu.sh's own machinery, in a build without a GPU: an unknown argument is refused;
 # the check phase runs `triptych check` on every variant and version and records it in the summary
-# (a sim build's GPU variants run on the simulator); a phase that the --seconds budget cannot fit
-# is skipped by name.
+# (a sim build's GPU variants run on the simulator, as the environment sets it: CTest runs this
+# with TRIPTYCH_SIM_GRID_ROWS=1, tests/CMakeLists.txt); a phase that the --seconds budget cannot
+# fit is skipped by name.
 #   measure_gpu_test.sh SCRIPT BUILD_DIR
 set -uo pipefail
 script="$1" build="$2"
@@ -18,7 +19,8 @@ bash "$script" --build "$build" --out "$out/run" --phases check --seconds 400 >"
   fail "the check phase run failed: $(tail -n 5 "$out/run.txt")"
 grep -Eq '^check +ok ' "$out/run/summary.txt" || fail "summary: $(cat "$out/run/summary.txt")"
 tail -n 1 "$out/run/check-all.txt" | grep -Eq '^[0-9]+ passed, 0 failed' ||
-  fail "check-all.txt: $(tail -n 1 "$out/run/check-all.txt")"
+  fail "check-all.txt: $(tail -n 1 "$out/run/check-all.txt")
+$(grep -E 'FAIL' "$out/run/check-all.txt" | head -n 20)"
 grep -q 'gpu_tiled@9' "$out/run/check-all.txt" || fail "the tensor-core versions were not checked"
 
 # Without Nsight Systems, the timeline phase says so and records nothing.

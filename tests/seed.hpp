@@ -1,4 +1,4 @@
-// The seed of this test run's random inputs (see tests/main.cpp).
+// The seed of this test run's random inputs (see tests/seed.cpp).
 #pragma once
 
 #include <cstdint>
