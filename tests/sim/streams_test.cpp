@@ -274,7 +274,7 @@ TEST_CASE("a blocking call during a capture is refused, and the capture fails at
                             test_site(begin_line) + ")"));
         CHECK_THAT(refused, Contains("cudaErrorStreamCaptureUnsupported"));
         CHECK_THAT(message_of<CudaError>([] { gpu::device_allocate(4); }),
-                   Contains("a device allocation (cudaMalloc)"));
+                   Contains("a device allocation (cudaMalloc) of 16 bytes while stream 'step'"));
     }
     CHECK_THAT(message_of<CudaError>([&] { capture.finish(); }),
                Contains("cudaErrorStreamCaptureInvalidated"));

@@ -701,8 +701,8 @@ std::uint64_t device_mallocs() { return malloc_calls.load(); }
 
 void* device_malloc(std::size_t bytes) {
     ++malloc_calls;
-    streams::refuse_while_capturing("a device allocation (cudaMalloc)",
-                                    std::source_location::current());
+    streams::refuse_while_capturing("a device allocation (cudaMalloc) of " + std::to_string(bytes) +
+                                    " bytes");
     if (bytes == 0) return nullptr;
     auto* pointer =
         static_cast<unsigned char*>(::operator new(bytes + device_guard_bytes(), device_alignment));

@@ -460,12 +460,16 @@ void issue(Stream* stream, const std::string& what, std::vector<Access> accesses
 }
 
 void refuse_while_capturing(const std::string& what, std::source_location where) {
+    refuse_while_capturing(what + " at " + where_str(where));
+}
+
+void refuse_while_capturing(const std::string& what) {
     State& s = state();
     std::lock_guard lock(s.mutex);
     if (s.captures.empty()) return;
     const Capture& first = *s.captures.front();
     const std::string message =
-        what + " at " + where_str(where) + " while stream '" + first.origin->name +
+        what + " while stream '" + first.origin->name +
         "' is being captured into a graph (begun at " + first.where +
         "): CUDA refuses it (cudaErrorStreamCaptureUnsupported) and the capture fails. Allocate "
         "and synchronize before the capture begins, or after it ends";

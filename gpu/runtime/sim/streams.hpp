@@ -87,8 +87,11 @@ void issue(Stream* stream, const std::string& what, std::vector<Access> accesses
            std::function<void()> run, std::source_location where);
 
 // CudaError naming `what` and the capture if any stream is being captured: for the calls CUDA
-// refuses during a global-mode capture. It spoils every running capture.
+// refuses during a global-mode capture. It spoils every running capture. `where` is the line of
+// the call; without it, `what` alone describes the call (a device allocation, which a variant's
+// allocate makes for any caller, so that its own line would tell nothing).
 void refuse_while_capturing(const std::string& what, std::source_location where);
+void refuse_while_capturing(const std::string& what);
 // A device buffer is freed: its record of readers and writers goes with it.
 void forget_buffer(const void* start);
 // Page-locked host buffers, tracked as device buffers are.
