@@ -270,7 +270,7 @@ __global__ void conv2d_backward_data_kernel(Conv2dShape shape, std::int64_t P, s
                     // r0 + rr, which tile row i = ty + taps_r - 1 - rr holds (row t_h0 + i).
                     const std::int64_t t_h0 = h0 + shape.pad_h - (r0 + taps_r - 1);
                     const std::int64_t t_w0 = col0 + shape.pad_w - (s0 + taps_s - 1);
-                    __syncthreads();  // the previous step's readers are done with the tiles
+                    __syncthreads();  // the previous step's readers are done with both tiles
                     for (int i = thread; i < rows * cols; i += threads) {
                         const int row = i / cols, column = i % cols;
                         const std::int64_t t_h = t_h0 + row, t_w = t_w0 + column;

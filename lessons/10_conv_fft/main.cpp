@@ -173,9 +173,10 @@ void show_radix2_schedule() {
         }
         std::puts("");
     }
-    std::puts(
-        "  (w = e^(-2 pi i / 8); each butterfly: a[i0], a[i1] = a[i0] + w^t a[i1], a[i0] - w^t "
-        "a[i1])");
+    std::printf(
+        "  (w = e^(-2 pi i / %d); each butterfly: a[i0], a[i1] = a[i0] + w^t a[i1], a[i0] - w^t "
+        "a[i1])\n",
+        length);
     const std::vector<Complex> reference = dft({a.begin(), a.end()}, -1);
     double error = 0;
     for (int u = 0; u < length; ++u) error = std::max(error, std::abs(tile[u] - reference[u]));
