@@ -5,10 +5,13 @@
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
+#include <zlib.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <string>
@@ -191,6 +194,7 @@ TEST_CASE(
         model.add<nn::Dense>(256, 128, Activation::relu);
         model.add<nn::Dense>(128, 9);
         nn::Optimizer optimizer(b, model.parameters(), adam);
+        optimizer.set_steps_taken(2);  // state's loss curve has 2 steps
         nn::save_checkpoint(nine_classes, state, model, optimizer);
     }
     // One written by a lenet.
@@ -203,12 +207,22 @@ TEST_CASE(
     // Whole checkpoints, checksum and all, whose header holds what no run writes: a batch of 0
     // (a division by zero once), a negative epoch count, a step count that cannot go up by one a
     // step, a model name of binary bytes (shown escaped, not echoed raw).
-    const auto written = [&](const std::string& name, nn::TrainingState odd, std::int64_t steps) {
+    // `change` may then set values no run saves: a NaN weight, a negative mean of squares.
+    const auto written = [&](
+                             const std::string& name, nn::TrainingState odd, std::int64_t steps,
+                             const std::function<void(Run&)>& change = [](Run&) {}) {
         const fs::path path = dir.path / name;
         Run other(b, "mlp", 1, adam, 4);
         other.optimizer.set_steps_taken(steps);
+        change(other);
         nn::save_checkpoint(path, odd, *other.model, other.optimizer);
         return path;
+    };
+    // Sets element `index` of tensor `t` to `value`.
+    const auto set_value = [&](const nn::NamedTensor& t, std::size_t index, float value) {
+        std::vector<float> values = b.download(*t.tensor);
+        values.at(index) = value;
+        b.upload(*t.tensor, values);
     };
     const fs::path batch_0 =
         written("batch-0.ckpt", nn::TrainingState{.model = "mlp", .batch = 0}, 3);
@@ -217,7 +231,33 @@ TEST_CASE(
     const fs::path steps_huge = written("steps.ckpt", nn::TrainingState{.model = "mlp", .batch = 4},
                                         std::numeric_limits<std::int64_t>::max());
     const fs::path binary_name =
-        written("binary.ckpt", nn::TrainingState{.model = "m\x01\xff", .batch = 4}, 3);
+        written("binary.ckpt", nn::TrainingState{.model = "m\x01\xff", .batch = 4}, 0);
+    const nn::TrainingState plain{.model = "mlp", .batch = 4};
+    const fs::path nan_weight = written("nan-weight.ckpt", plain, 0, [&](Run& run) {
+        set_value(run.model->named_parameters().at(2), 5, std::nanf(""));
+    });
+    const fs::path negative_mean_square = written("negative-v.ckpt", plain, 0, [&](Run& run) {
+        set_value(run.optimizer.state().at(1), 0, -0.5f);  // 1.dense.W.adam_v
+    });
+    const fs::path infinite_loss =
+        written("infinite-loss.ckpt",
+                nn::TrainingState{.model = "mlp",
+                                  .epochs_done = 1,
+                                  .batch = 4,
+                                  .loss_curve = {2.5f, std::numeric_limits<float>::infinity()}},
+                2);
+
+    // The good file with one header line changed, and its checksum made right again (zlib's
+    // CRC-32 of everything before the last 4 bytes, little-endian): only the values are wrong.
+    const auto edited = [&](const std::string& from, const std::string& to) {
+        std::string changed = bytes;
+        changed.replace(changed.find(from), from.size(), to);
+        const std::uint32_t crc = static_cast<std::uint32_t>(
+            crc32_z(0, reinterpret_cast<const Bytef*>(changed.data()), changed.size() - 4));
+        for (int i = 0; i < 4; ++i)
+            changed[changed.size() - 4 + i] = static_cast<char>((crc >> (8 * i)) & 0xff);
+        return changed;
+    };
 
     struct Fault {
         std::string what;
@@ -254,6 +294,30 @@ TEST_CASE(
         {"a step count at the top of int64", "", steps_huge,
          "a step count of 9223372036854775807 (damaged?)"},
         {"a binary model name", "", binary_name, "a checkpoint of model 'm\\x01\\xff', not 'mlp'"},
+        {"a negative seed",
+         edited(" seed 1 ", " seed -1 "),
+         {},
+         "header line 4: the seed is negative"},
+        {"a negative dimension",
+         edited("\n1.dense.W 256 784\n", "\n1.dense.W -256 784\n"),
+         {},
+         "a dimension of tensor 0 ('1.dense.W') is negative, -256"},
+        {"a loss curve longer than the file",
+         edited("\ncurve 2\n", "\ncurve 99999999\n"),
+         {},
+         "the loss curve's length, 99999999 floats, cannot fit in a file of"},
+        {"a NaN weight", "", nan_weight, "tensor '2.dense.W' holds nan at index 5"},
+        {"a negative mean of squares", "", negative_mean_square,
+         "tensor '1.dense.W.adam_v' holds -0.5 at index 0, below 0"},
+        {"an infinite loss", "", infinite_loss, "the loss curve holds inf at index 1"},
+        {"more steps taken than losses",
+         edited("\nsteps 2 ", "\nsteps 3 "),
+         {},
+         "a loss curve of 2 steps, but 3 steps taken (damaged?)"},
+        {"steps without an epoch",
+         edited(" epochs 1 ", " epochs 0 "),
+         {},
+         "2 steps taken in 0 epochs done (damaged?)"},
     };
     for (const Fault& fault : faults) {
         fs::path path = fault.path;

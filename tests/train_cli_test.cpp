@@ -145,6 +145,17 @@ TEST_CASE(
     for (std::size_t i = 0; i < two_epochs.size(); ++i)
         CHECK(three_epochs[i].text == two_epochs[i].text);
 
+    // On half the images the curve cannot continue: the checkpoint's steps say so.
+    const testing::CliRun other_set = run_cli(
+        "train --model mlp --backend cpu_eigen_omp --limit 128 --batch 64 --epochs 3 "
+        "--load " +
+        quoted(checkpoint) + " --out " + quoted(dir.path / "other"));
+    CHECK(other_set.status != 0);
+    CHECK(testing::one_line(other_set.stderr_text));
+    CHECK_THAT(other_set.stderr_text,
+               Contains("holds 8 steps over 2 epochs, but 2 epochs of these 128 training images "
+                        "at batch 64 are 4 steps: it was trained on another training set"));
+
     // The third epoch is the one an unbroken three-epoch run trains: same weights, optimizer
     // state and batch order. Tolerance 1e-5 relative: cpu_eigen_omp may split a sum between its
     // OpenMP threads differently from one process to the next, which moves the last bits.

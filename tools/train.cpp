@@ -265,7 +265,8 @@ nn::TrainingState resume(Settings& s, const Options& options, const ImageSet& tr
                               std::to_string(state.epochs_done) + " epochs of these " +
                               std::to_string(train.count) + " training images at batch " +
                               std::to_string(s.batch) + " are " + std::to_string(expected) +
-                              " steps; resume with the run's --limit");
+                              " steps: it was trained on another training set; resume on the "
+                              "run's (its --data and --limit)");
     if (state.epochs_done >= s.epochs)
         throw InvalidArgument("--epochs " + std::to_string(s.epochs) + ": the checkpoint " +
                               s.load.string() + " already holds " +

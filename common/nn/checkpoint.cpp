@@ -4,9 +4,11 @@
 
 #include <bit>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <type_traits>
 
 #include "common/errors.hpp"
 #include "common/files.hpp"
@@ -109,6 +111,13 @@ public:
     // Reads one value from `fields` for the line just read, which must hold one.
     template <typename T>
     T value(std::istringstream& fields, const std::string& what) {
+        // A stream reads "-1" into an unsigned type as 2^64 - 1: a sign there is refused first.
+        if constexpr (std::is_unsigned_v<T>) {
+            fields >> std::ws;
+            if (fields.peek() == '-')
+                fail(path_,
+                     "header line " + std::to_string(line_number_) + ": " + what + " is negative");
+        }
         T v{};
         if (!(fields >> v))
             fail(path_, "header line " + std::to_string(line_number_) + ": cannot read " + what);
@@ -136,6 +145,27 @@ private:
     std::size_t offset_ = 0;
     int line_number_ = 0;
 };
+
+// Fails, naming `what` and the first bad value's index, unless every value is finite (and, where
+// `never_negative`, not below 0).
+void check_values(const std::filesystem::path& path, const std::string& what,
+                  const std::vector<float>& values, bool never_negative) {
+    const auto format_float = [](float v) {
+        std::ostringstream text;
+        text << v;  // "nan", "inf", "-inf", "-0.25"
+        return text.str();
+    };
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const float v = values[i];
+        if (!std::isfinite(v))
+            fail(path, what + " holds " + format_float(v) + " at index " + std::to_string(i) +
+                           " (a checkpoint holds finite values only: damaged, or not written by "
+                           "triptych train?)");
+        if (never_negative && v < 0.0f)
+            fail(path, what + " holds " + format_float(v) + " at index " + std::to_string(i) +
+                           ", below 0, which a mean of squares never is (damaged?)");
+    }
+}
 
 // A tensor as the file describes it.
 struct StoredTensor {
@@ -241,22 +271,30 @@ TrainingState load_checkpoint(const std::filesystem::path& path, const std::stri
     }
     // Every count below is checked against the file's size, so that a damaged header cannot ask
     // for more memory than the file could fill.
-    const auto bounded = [&](std::int64_t n, const std::string& what) {
-        if (n < 0 || n > std::int64_t(bytes.size() / 4))
-            fail(path, what + " " + std::to_string(n) + " cannot fit in a file of " +
+    // `what` names the count, `unit` what it counts ("the loss curve's length", "floats").
+    const auto bounded = [&](std::int64_t n, const std::string& what, const std::string& unit) {
+        if (n < 0) fail(path, what + " is negative, " + std::to_string(n) + " (damaged?)");
+        if (n > std::int64_t(bytes.size() / 4))
+            fail(path, what + ", " + std::to_string(n) + " " + unit + ", cannot fit in a file of " +
                            std::to_string(bytes.size()) + " bytes (truncated or damaged?)");
         return n;
     };
     {
         std::istringstream fields = header.line("curve");
         curve = bounded(header.value<std::int64_t>(fields, "the loss curve's length"),
-                        "a loss curve of");
+                        "the loss curve's length", "floats");
         header.expect_end(fields);
+        // One loss per step taken, and a checkpoint is saved at the end of an epoch.
+        if (curve != steps)
+            fail(path, "a loss curve of " + std::to_string(curve) + " steps, but " +
+                           std::to_string(steps) + " steps taken (damaged?)");
+        if (state.epochs_done == 0 && steps > 0)
+            fail(path, std::to_string(steps) + " steps taken in 0 epochs done (damaged?)");
     }
     {
         std::istringstream fields = header.line("tensors");
-        count =
-            bounded(header.value<std::int64_t>(fields, "the tensor count"), "a tensor count of");
+        count = bounded(header.value<std::int64_t>(fields, "the tensor count"), "the tensor count",
+                        "tensors");
         header.expect_end(fields);
     }
     std::vector<StoredTensor> stored;
@@ -267,15 +305,16 @@ TrainingState load_checkpoint(const std::filesystem::path& path, const std::stri
         t.name = header.value<std::string>(fields, "tensor " + std::to_string(i) + "'s name");
         std::vector<std::int64_t> dims;
         std::int64_t elements = 1;
+        const std::string tensor = "tensor " + std::to_string(i) + " ('" + shown(t.name) + "')";
         for (std::int64_t d; fields >> d;) {
-            dims.push_back(bounded(d, "a dimension of"));
-            elements = bounded(elements * d, "a tensor of");
+            dims.push_back(bounded(d, "a dimension of " + tensor, "elements"));
+            elements = bounded(elements * d, "the size of " + tensor, "floats");
         }
         if (!fields.eof())  // the dimensions stopped at something that is not a number
             fail(path, "header line " + std::to_string(header.line_number()) +
                            ": a dimension of tensor " + std::to_string(i) + " is not a number");
         t.shape = Shape(std::move(dims));
-        values = bounded(values + t.shape.elements(), "a data section of");
+        values = bounded(values + t.shape.elements(), "the data section", "floats");
         stored.push_back(std::move(t));
     }
     if (header.next_line("data") != "data")
@@ -315,13 +354,23 @@ TrainingState load_checkpoint(const std::filesystem::path& path, const std::stri
                            tensor_line(stored[i].name, stored[i].shape) + "', expected '" +
                            tensor_line(tensors[i].name, tensors[i].tensor->shape()) + "'");
 
-    // 5. Only now, with everything checked, the model and optimizer change.
+    // 5. The values: a run whose loss became NaN or infinite saves no checkpoint of that epoch
+    // (tools/train.cpp), so every weight, state and loss is finite, and a mean of squares is
+    // never negative. Anything else was written by hand or damaged where the checksum could not
+    // see it, and would only come back later as a diverged run.
     const char* data = bytes.data() + header.offset();
+    std::vector<std::vector<float>> loaded;
     for (const NamedTensor& t : tensors) {
-        model.backend().upload(*t.tensor, read_floats(data, t.tensor->elements()));
+        loaded.push_back(read_floats(data, t.tensor->elements()));
         data += 4 * t.tensor->elements();
+        check_values(path, "tensor '" + t.name + "'", loaded.back(), t.never_negative);
     }
     state.loss_curve = read_floats(data, curve);
+    check_values(path, "the loss curve", state.loss_curve, false);
+
+    // 6. Only now, with everything checked, the model and optimizer change.
+    for (std::size_t i = 0; i < tensors.size(); ++i)
+        model.backend().upload(*tensors[i].tensor, loaded[i]);
     optimizer.set_steps_taken(steps);
     return state;
 }

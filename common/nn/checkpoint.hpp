@@ -18,8 +18,9 @@
 // save_checkpoint writes to a temporary file beside the target and renames it over the target only
 // once complete, so an interrupted save never leaves a half-written checkpoint. load_checkpoint
 // checks everything before it changes anything: a missing file, another format or version, another
-// model or optimizer, a tensor of another name or shape, a short or long file, or a checksum that
-// does not match is a DataError naming the file and what is wrong.
+// model or optimizer, a tensor of another name or shape, a short or long file, a checksum that
+// does not match, or a value no run saves (a NaN or infinite weight, state or loss, a negative mean
+// of squares, a negative count) is a DataError naming the file and what is wrong.
 #pragma once
 
 #include <cstdint>

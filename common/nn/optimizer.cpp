@@ -20,6 +20,11 @@ const char* state_name(OptimizerKind kind, int slot) {
     }
     return "state";
 }
+// Whether that state is a running mean of squares, which is never negative.
+bool never_negative(OptimizerKind kind, int slot) {
+    return (kind == OptimizerKind::adam && slot == 1) ||
+           (kind == OptimizerKind::rmsprop && slot == 0);
+}
 }  // namespace
 
 Optimizer::Optimizer(const Backend& backend, std::vector<Parameter*> parameters,
@@ -73,7 +78,8 @@ std::vector<NamedTensor> Optimizer::state() {
         for (int s = 0; s < states; ++s)
             named.push_back(
                 {parameters_[i]->name + "." + state_name(config_.kind, s),
-                 &state_[i * static_cast<std::size_t>(states) + static_cast<std::size_t>(s)]});
+                 &state_[i * static_cast<std::size_t>(states) + static_cast<std::size_t>(s)],
+                 never_negative(config_.kind, s)});
     return named;
 }
 

@@ -23,6 +23,9 @@ namespace triptych::nn {
 struct NamedTensor {
     std::string name;
     Tensor* tensor;
+    // A running mean of squares (Adam's v, RMSprop's square_avg): no value is below 0, and a
+    // checkpoint holding one there is damaged.
+    bool never_negative = false;
 };
 
 class Optimizer {
