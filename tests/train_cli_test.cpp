@@ -1,19 +1,31 @@
 // `triptych train` end to end, on the first 256 images of Fashion-MNIST (the default --data,
 // Debian's dataset-fashion-mnist): a bad option fails in one line naming the option and its value;
 // a tiny run writes its whole loss curve as CSV and a PNG chart; a run resumed from its checkpoint
-// continues the same curve; a damaged checkpoint is refused.
+// continues the same curve; a damaged checkpoint is refused; Ctrl-C while it draws the chart is a
+// failure, not a warning.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/cli.hpp"
+
+extern char** environ;
 
 using namespace triptych;
 using Catch::Matchers::Contains;
@@ -308,4 +320,65 @@ TEST_CASE(
     for (; std::getline(csv, line); ++lines) last = line;
     CHECK(lines == 1 + steps_per_epoch);  // the header and every step of the epoch
     CHECK_THAT(last, Contains("nan") || Contains("inf"));
+}
+
+TEST_CASE(
+    "Ctrl-C while `triptych train` draws its chart ends it with a non-zero status and no chart",
+    "[cli][train]") {
+    const testing::ScratchDirectory dir("train-cli-interrupt");
+    const fs::path out = dir.path / "out";
+    const fs::path csv = out / "mlp_cpu_eigen_omp.csv", png = out / "mlp_cpu_eigen_omp.png";
+    const std::string log = (dir.path / "stderr.txt").string();
+    std::vector<std::string> arguments = {TRIPTYCH_CLI, "train",     "--model", "mlp",
+                                          "--limit",    "256",       "--batch", "64",
+                                          "--out",      out.string()};
+    std::vector<char*> argv;
+    for (std::string& a : arguments) argv.push_back(a.data());
+    argv.push_back(nullptr);
+
+    // In a process group of its own, as a shell runs a command: Ctrl-C reaches the whole group,
+    // triptych and the python drawing the chart.
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t defaults;
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGINT);
+    posix_spawnattr_setsigdefault(&attributes, &defaults);
+    posix_spawnattr_setpgroup(&attributes, 0);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = 0;
+    REQUIRE(posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), environ) == 0);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+
+    // The CSV is complete before the chart starts (about half a second of python and
+    // matplotlib here): the interrupt comes 100 ms after the CSV appears.
+    int status = 0;
+    bool exited = false;
+    while (!fs::exists(csv) && !exited) {
+        exited = waitpid(pid, &status, WNOHANG) == pid;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    REQUIRE_FALSE(exited);  // it trained and wrote its CSV
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    kill(-pid, SIGINT);
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+
+    std::ifstream in(log);
+    const std::string errors{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    INFO("stderr: " << errors);
+    CHECK_FALSE((WIFEXITED(status) && WEXITSTATUS(status) == 0));  // it used to exit 0
+    CHECK_FALSE(fs::exists(png));
+    if (WIFEXITED(status)) {  // it cleaned up: the chart's temporary file is gone too
+        CHECK_THAT(errors, Contains("interrupted while plot_training.py ran"));
+        std::vector<fs::path> left;
+        for (const fs::directory_entry& entry : fs::directory_iterator(out))
+            left.push_back(entry.path());
+        CHECK(left == std::vector<fs::path>{csv});
+    }
 }

@@ -114,6 +114,11 @@ void run_python_script(const std::string& script, const std::vector<std::string>
     command.insert(command.end(), arguments.begin(), arguments.end());
     std::string errors;
     const int status = run_program(command, STDERR_FILENO, &errors);
+    // Stopped by Ctrl-C or a kill: the user's, not a fault of the script's input, so not a
+    // DataError that a caller may turn into a warning and exit 0.
+    if (status == 128 + SIGINT || status == 128 + SIGTERM)
+        throw Error("interrupted while " + fs::path(script).filename().string() + " ran (signal " +
+                    std::to_string(status - 128) + ")");
     if (status != 0) {
         const std::string message = last_line(errors);
         const std::string name = fs::path(script).filename().string();

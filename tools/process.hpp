@@ -29,7 +29,8 @@ int run_program(const std::vector<std::string>& command, int capture_fd = -1,
 
 // Runs TRIPTYCH_PYTHON on `script` (a path relative to the source tree, "bench/report.py") with
 // `arguments`. A non-zero exit is a DataError carrying the script's last line of error output (its
-// one-line message, or a traceback's exception line).
+// one-line message, or a traceback's exception line); one ended by SIGINT or SIGTERM (Ctrl-C) is
+// an Error saying so, which no caller takes for a fault of the script's input.
 void run_python_script(const std::string& script, const std::vector<std::string>& arguments);
 
 // A temporary file, created empty and removed on destruction unless `keep_as` renamed it.
