@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -13,6 +14,7 @@
 
 #include "check/crosscheck.hpp"
 #include "common/kernels.hpp"
+#include "common/math.hpp"
 #include "common/pooling.hpp"
 #include "common/random.hpp"
 #include "common/registry.hpp"
@@ -45,6 +47,34 @@ TEST_CASE(
     "elements each window covers (padding not counted), with overlapping windows",
     "[pool]") {
     check_default_cases("avg_pool2d");
+}
+
+TEST_CASE(
+    "a stride near 2^63 (one window per row or column) pools right on every variant and every "
+    "version, and the tolerance of a sum over overlapping windows stays positive",
+    "[pool]") {
+    // ceil_div(window, stride) once computed window + stride - 1, which overflowed here: the
+    // tolerance of average pooling's backward came out 0 or negative, and a right kernel failed.
+    constexpr std::int64_t huge = std::numeric_limits<std::int64_t>::max();
+    STATIC_REQUIRE(ceil_div<std::int64_t>(2, huge) == 1);
+    STATIC_REQUIRE(ceil_div<std::int64_t>(huge, 2) == (std::int64_t(1) << 62));
+    STATIC_REQUIRE(ceil_div<std::int64_t>(0, 5) == 0);
+    STATIC_REQUIRE(ceil_div<std::int64_t>(-3, 2) == -1);  // ceil(-1.5): a column left of the image
+    STATIC_REQUIRE(ceil_div<std::int64_t>(12, 4) == 3);
+    STATIC_REQUIRE(ceil_div<std::int64_t>(13, 4) == 4);
+    const std::string shapes[] = {"1,1,4,4,2,2,1," + std::to_string(huge) + ",1,1",
+                                  "2,2,9,9,5,5," + std::to_string(huge) + ",2,2,2",
+                                  "2,2,9,9,3,3,2," + std::to_string(huge) + ",1,1"};
+    for (const std::string op_name : {"max_pool2d", "avg_pool2d"}) {
+        const check::OpDescription& op = check::op(op_name);
+        testing::for_every_variant([&](const Backend& variant) {
+            for (const std::string& name : check::versions_to_check(op, variant.name()))
+                for (const std::string& shape : shapes) {
+                    INFO(op_name << " on " << name << ", shape " << shape);
+                    testing::require_pass(op.run(backend(name), shape, testing::seed()));
+                }
+        });
+    }
 }
 
 namespace {
