@@ -97,12 +97,21 @@ inline Shape tensor_shape(const std::string& op, const std::string& text) {
     return shape;
 }
 
+// Refuses, with an InvalidArgument naming `op` and --shape `shape`, a check whose cases need more
+// than `bytes` (at least: the inputs, the outputs and the float64 reference that one case holds
+// at once) where the machine has less available (available_memory). Each run calls it once the
+// shape is parsed and before anything is allocated: a shape too large then fails in a moment,
+// where it used to fill the memory with random inputs for a minute before an allocation failed.
+void require_memory(const std::string& op, const std::string& shape, double bytes);
+
 // The cases of an elementwise op for one --shape: writing to a fresh tensor, then over its input,
 // then NaN and infinities among its inputs. check(backend, shape, output, seed, values) runs one.
+// A case holds at least x and y (floats, on the host and the backend) and the reference (doubles).
 template <typename Check>
 CheckRun every_output(const std::string& op, Check check) {
     return [op, check](const Backend& b, const std::string& text, std::uint64_t seed) {
         const Shape shape = tensor_shape(op, text);
+        require_memory(op, text, 16.0 * double(shape.elements()));
         return std::vector{check(b, shape, Output::separate, seed, Values::finite),
                            check(b, shape, Output::in_place, seed, Values::finite),
                            check(b, shape, Output::separate, seed, Values::non_finite)};

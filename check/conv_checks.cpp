@@ -868,6 +868,11 @@ void run_or_note(std::vector<CaseResult>& results, const Backend& b, const std::
 // that it says itself that it has no conv2d (Unsupported).
 std::vector<CaseResult> run_conv2d(const Backend& b, const std::string& text, std::uint64_t seed) {
     const Conv2dShape s = parse_conv2d_shape(text);
+    // x and w as floats and doubles, y (or dy) with its reference and scale.
+    require_memory("conv2d", text,
+                   16.0 * (double(s.N) * double(s.C) * double(s.H) * double(s.W) +
+                           double(s.K) * double(s.C) * double(s.R) * double(s.S)) +
+                       24.0 * double(s.N) * double(s.K) * double(s.P()) * double(s.Q()));
     std::vector<ConvAlgorithm> algorithms = b.conv2d_algorithms();
     if (algorithms.empty()) algorithms = {ConvAlgorithm::direct};
     std::vector<CaseResult> results;
@@ -884,9 +889,18 @@ std::vector<CaseResult> run_conv2d(const Backend& b, const std::string& text, st
     return results;
 }
 
+// At least what the backward check of a pooling holds at once: x (floats, and doubles for max
+// pooling's forward reference), dx with its reference and scale (doubles), dy.
+double pool_check_bytes(const Pool2dShape& s) {
+    const double x = double(s.N) * double(s.C) * double(s.H) * double(s.W);
+    const double y = double(s.N) * double(s.C) * double(s.P()) * double(s.Q());
+    return 24.0 * x + 8.0 * y;
+}
+
 std::vector<CaseResult> run_max_pool2d(const Backend& b, const std::string& text,
                                        std::uint64_t seed) {
     const Pool2dShape s = parse_pool2d_shape("max_pool2d", text);
+    require_memory("max_pool2d", text, pool_check_bytes(s));
     std::vector<CaseResult> results;
     for (Values values : {Values::finite, Values::non_finite}) {
         run_or_note(results, b, "max_pool2d_forward", describe(s, values),
@@ -900,6 +914,7 @@ std::vector<CaseResult> run_max_pool2d(const Backend& b, const std::string& text
 std::vector<CaseResult> run_avg_pool2d(const Backend& b, const std::string& text,
                                        std::uint64_t seed) {
     const Pool2dShape s = parse_pool2d_shape("avg_pool2d", text);
+    require_memory("avg_pool2d", text, pool_check_bytes(s));
     std::vector<CaseResult> results;
     for (Values values : {Values::finite, Values::non_finite}) {
         run_or_note(results, b, "avg_pool2d_forward", describe(s, values),

@@ -10,6 +10,7 @@
 
 #include "check/case_helpers.hpp"
 #include "common/errors.hpp"
+#include "common/machine.hpp"
 #include "common/random.hpp"
 #include "cpu/naive/activations.hpp"
 #include "cpu/naive/bias.hpp"
@@ -20,6 +21,15 @@
 #include "cpu/naive/softmax.hpp"
 
 namespace triptych::check {
+
+void require_memory(const std::string& op, const std::string& shape, double bytes) {
+    const std::int64_t available = available_memory();
+    if (available < 0 || bytes <= double(available)) return;
+    const auto gib = [](double b) { return format("%.1f GiB", b / double(1 << 30)); };
+    throw InvalidArgument(op + ": --shape '" + shape + "': its check needs at least " + gib(bytes) +
+                          " (inputs, outputs and the float64 reference), and this machine has " +
+                          gib(double(available)) + " available");
+}
 
 std::vector<std::int64_t> parse_sizes(const std::string& op, const std::string& text) {
     std::vector<std::int64_t> sizes;
@@ -662,6 +672,13 @@ std::vector<CaseResult> run_gemm(const Backend& backend, const std::string& text
             "gemm: --shape takes M,N,K (3 sizes) and optionally one of NN, NT, "
             "TN, TT, got '" +
             text + "'");
+    GemmShape{sizes[0], sizes[1], sizes[2]}.validate();  // its sizes, before they are priced
+    {
+        // A and B (floats on the host and the backend, doubles for the reference's |A|, |B|), C
+        // (the same) and the reference with its scale (doubles).
+        const double m = double(sizes[0]), n = double(sizes[1]), k = double(sizes[2]);
+        require_memory("gemm", text, 16.0 * (m * k + k * n) + 24.0 * m * n);
+    }
     struct Variant {
         bool trans_a, trans_b;
         float alpha, beta;
@@ -691,6 +708,7 @@ constexpr Logits all_logits[] = {Logits::uniform, Logits::huge, Logits::equal_ro
 CheckRun both_values(const std::string& op, ValuesCheck check) {
     return [op, check](const Backend& b, const std::string& text, std::uint64_t seed) {
         const Shape shape = tensor_shape(op, text);
+        require_memory(op, text, 16.0 * double(shape.elements()));
         return std::vector{check(b, shape, seed, Values::finite),
                            check(b, shape, seed, Values::non_finite)};
     };
@@ -700,6 +718,7 @@ CheckRun both_values(const std::string& op, ValuesCheck check) {
 CheckRun every_logits(const std::string& op, LogitsCheck check) {
     return [op, check](const Backend& b, const std::string& text, std::uint64_t seed) {
         const Shape shape = tensor_shape(op, text);
+        require_memory(op, text, 16.0 * double(shape.elements()));
         std::vector<CaseResult> results;
         for (Logits logits : all_logits) results.push_back(check(b, shape, logits, seed));
         return results;
@@ -709,6 +728,7 @@ CheckRun every_logits(const std::string& op, LogitsCheck check) {
 std::vector<CaseResult> run_mse_loss(const Backend& b, const std::string& text,
                                      std::uint64_t seed) {
     const Shape shape = tensor_shape("mse_loss", text);
+    require_memory("mse_loss", text, 16.0 * double(shape.elements()));
     std::vector<CaseResult> results = check_mse_loss(b, shape, seed, Values::finite);
     for (CaseResult& r : check_mse_loss(b, shape, seed, Values::non_finite))
         results.push_back(std::move(r));
@@ -721,6 +741,7 @@ std::vector<CaseResult> run_softmax_cross_entropy(const Backend& b, const std::s
     const Shape shape = tensor_shape(op, text);
     if (shape.rank() != 2)
         throw InvalidArgument(op + ": --shape takes ROWS,CLASSES (2 sizes), got '" + text + "'");
+    require_memory(op, text, 16.0 * double(shape.elements()));
     std::vector<CaseResult> results;
     for (Logits logits : all_logits)
         for (CaseResult& r : check_softmax_cross_entropy(b, shape[0], shape[1], logits, seed))
@@ -732,6 +753,7 @@ std::vector<CaseResult> run_softmax_cross_entropy(const Backend& b, const std::s
 // bits on repeated deterministic runs.
 std::vector<CaseResult> run_sum(const Backend& b, const std::string& text, std::uint64_t seed) {
     const Shape shape = tensor_shape("sum", text);
+    require_memory("sum", text, 8.0 * double(shape.elements()));  // x on the host and the backend
     std::vector<CaseResult> results;
     for (Summands summands : {Summands::uniform, Summands::dyadic}) {
         if (summands == Summands::dyadic && shape.elements() > max_exact_dyadic) continue;
@@ -747,6 +769,7 @@ std::vector<CaseResult> run_sum(const Backend& b, const std::string& text, std::
 
 std::vector<CaseResult> run_mean(const Backend& b, const std::string& text, std::uint64_t seed) {
     const Shape shape = tensor_shape("mean", text);
+    require_memory("mean", text, 8.0 * double(shape.elements()));
     std::vector<CaseResult> results;
     for (Reduction mode : {Reduction::deterministic, Reduction::fast})
         results.push_back(check_mean(b, shape, mode, Summands::uniform, seed));
@@ -786,6 +809,12 @@ CheckRun dense_run(const std::string& op, DensePath path) {
         const std::vector<std::int64_t> sizes = parse_sizes(op, sizes_text);
         if (sizes.size() != 3)
             throw InvalidArgument(op + ": --shape takes BATCH,IN,OUT[,ACT], got '" + text + "'");
+        DenseShape{sizes[0], sizes[1], sizes[2]}.validate();  // its sizes, before they are priced
+        {
+            // As gemm's: x and W as floats and doubles, y and its reference.
+            const double batch = double(sizes[0]), in = double(sizes[1]), out = double(sizes[2]);
+            require_memory(op, text, 16.0 * (batch * in + in * out) + 24.0 * batch * out);
+        }
         std::vector<CaseResult> results;
         for (Values values : {Values::finite, Values::non_finite})
             for (Activation a : activations)

@@ -262,9 +262,15 @@ auto optimizer_run(OptimizerKind kind) {
     return [kind](const Backend& b, const std::string& text, std::uint64_t seed) {
         const std::string op = to_string(kind);
         const std::vector<std::int64_t> sizes = parse_sizes(op, text);
-        for (std::int64_t n : sizes)
+        double elements = 0;
+        for (std::int64_t n : sizes) {
             if (n < 1)
                 throw InvalidArgument(op + ": every tensor size must be >= 1, got '" + text + "'");
+            elements += double(n);
+        }
+        // Each element's value, gradient and state, as floats on the host and the backend, and
+        // the reference's value in doubles.
+        require_memory(op, text, 32.0 * elements);
         std::vector<CaseResult> results;
         for (Values values : {Values::finite, Values::non_finite})
             for (const OptimizerConfig& config : optimizer_check_configs(kind))

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 namespace triptych {
 
@@ -57,6 +58,20 @@ const char* compiled_vector_isa() {
 
 std::string cpu_description() {
     return cpu_model() + ", code compiled for " + compiled_vector_isa();
+}
+
+std::int64_t available_memory() {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string line;
+    while (std::getline(meminfo, line))
+        if (line.rfind("MemAvailable:", 0) == 0) {  // "MemAvailable:   22817516 kB"
+            std::istringstream fields(line.substr(13));
+            std::int64_t kilobytes = -1;
+            std::string unit;
+            return fields >> kilobytes >> unit && unit == "kB" && kilobytes >= 0 ? kilobytes * 1024
+                                                                                 : -1;
+        }
+    return -1;
 }
 
 }  // namespace triptych

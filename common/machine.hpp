@@ -6,6 +6,7 @@
 // on the one.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace triptych {
@@ -22,5 +23,9 @@ const char* compiled_vector_isa();
 
 // Both, as one line: "AMD EPYC (family 25, model 17), code compiled for AVX-512".
 std::string cpu_description();
+
+// The memory this machine can give a process now without swapping, in bytes (MemAvailable in
+// /proc/meminfo: free memory and the caches it can drop), or -1 where that cannot be read.
+std::int64_t available_memory();
 
 }  // namespace triptych

@@ -211,6 +211,34 @@ TEST_CASE(
                                   model + "), code compiled for"));
 }
 
+TEST_CASE(
+    "a check too large for the machine's memory is refused before it allocates, naming the op, "
+    "the shape and the memory it needs",
+    "[cli]") {
+    // Sizes no machine holds (terabytes): each op's estimate refuses them at once. They used to
+    // fill the memory with inputs for up to a minute before an allocation failed.
+    const std::pair<std::string, std::string> cases[] = {
+        {"relu_forward", "1099511627776"},
+        {"sum", "1099511627776"},
+        {"softmax_cross_entropy", "1048576,1048576"},
+        {"gemm", "1048576,1048576,1"},
+        {"dense_forward", "1048576,1048576,1048576"},
+        {"conv2d", "1024,1024,1024,1024,3,3,3"},
+        {"max_pool2d", "1024,1024,1024,1024,2,2"},
+        {"avg_pool2d", "1024,1024,1024,1024,2,2"},
+        {"sgd", "1099511627776"},
+        {"adam", "549755813888,549755813888"},
+    };
+    const std::int64_t available = available_memory();
+    REQUIRE(available > 0);  // Linux's /proc/meminfo
+    for (const auto& [op, shape] : cases)
+        refuses("check --op " + op + " --backend cpu_naive --shape " + shape,
+                op + ": --shape '" + shape + "': its check needs at least ");
+    refuses("check --op sgd --shape 1099511627776",
+            "needs at least 32768.0 GiB (inputs, outputs and the float64 reference), and this "
+            "machine has ");
+}
+
 #if !defined(__SANITIZE_ADDRESS__) && !TRIPTYCH_GPU_CUDA
 
 TEST_CASE("triptych caps its memory at what the machine has available", "[cli]") {
