@@ -40,8 +40,12 @@ std::vector<std::int64_t> parse_sizes(const std::string& op, const std::string& 
         // from_chars takes digits with an optional '-' and nothing else: no spaces, no '+'.
         std::int64_t value = 0;
         const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), value);
+        if (error == std::errc::result_out_of_range)
+            throw InvalidArgument(op + ": shape '" + text + "': the size " + part +
+                                  " is beyond 2^63 - 1 (9223372036854775807)");
         if (part.empty() || error != std::errc() || end != part.data() + part.size())
-            throw InvalidArgument(op + ": shape '" + text + "' is not a list of integers");
+            throw InvalidArgument(op + ": shape '" + text + "' is not a list of integers ('" +
+                                  part + "' is not one)");
         sizes.push_back(value);
         start = comma + 1;
     }
@@ -664,6 +668,10 @@ std::vector<CaseResult> run_gemm(const Backend& backend, const std::string& text
         if (last == "NN" || last == "NT" || last == "TN" || last == "TT") {
             only = last;
             sizes_text = text.substr(0, comma);
+        } else if (!last.empty() && std::isalpha(static_cast<unsigned char>(last[0]))) {
+            throw InvalidArgument("gemm: --shape '" + text + "' ends in '" + last +
+                                  "', which is not one of NN, NT, TN, TT (A then B: N as "
+                                  "stored, T transposed)");
         }
     }
     const std::vector<std::int64_t> sizes = parse_sizes("gemm", sizes_text);
@@ -805,6 +813,10 @@ CheckRun dense_run(const std::string& op, DensePath path) {
             std::isalpha(static_cast<unsigned char>(text[comma + 1]))) {
             activations = {parse_activation(op, text.substr(comma + 1))};
             sizes_text = text.substr(0, comma);
+            if (std::any_of(sizes_text.begin(), sizes_text.end(),
+                            [](char c) { return std::isalpha(static_cast<unsigned char>(c)); }))
+                throw InvalidArgument(op + ": --shape takes BATCH,IN,OUT[,ACT], one activation " +
+                                      "at most, got '" + text + "'");
         }
         const std::vector<std::int64_t> sizes = parse_sizes(op, sizes_text);
         if (sizes.size() != 3)

@@ -104,6 +104,10 @@ TEST_CASE("an output file is checked before the work, and a link to one is follo
     refuses(bench + fifo.string(), "is not a regular file");
     CHECK(fs::is_fifo(fs::symlink_status(fifo)));
     refuses(bench + (dir.path / "absent/out.json").string(), "absent does not exist");
+    // A file where its directory should be.
+    std::ofstream(dir.path / "plain.json") << "{}";
+    refuses(bench + (dir.path / "plain.json/out.json").string(),
+            (dir.path / "plain.json").string() + " is not a directory");
 
     // A link: the file it leads to gets the output, and the link stays a link.
     const fs::path target = dir.path / "target.json", via = dir.path / "link.json";

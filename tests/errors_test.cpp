@@ -163,6 +163,13 @@ TEST_CASE("the CLI's check passes on a valid case and replays a seed exactly", "
         }
     for (const char* command : {"info", "check", "bench", "report"})
         CHECK(run_cli(std::string(command) + " --help").status == 0);
+    // -h is --help in every subcommand, as it is for triptych itself.
+    for (const char* command :
+         {"info", "check", "profile", "versions", "train", "bench", "report"}) {
+        INFO(command);
+        CHECK(testing::cli_output(std::string(command) + " -h") ==
+              testing::cli_output(std::string(command) + " --help"));
+    }
 }
 
 TEST_CASE("the dense-layer ops reject tensors of the wrong shape, naming the op and the tensor",
@@ -266,7 +273,13 @@ TEST_CASE("`triptych check --op NAME --shape ...` runs every dense-layer op and 
          "[3037000500, 3037000500] has more than 2^63 - 1 elements"},
         // Sizes are plain integers: no sign, no spaces.
         {"check --op gemm --shape +4,4,4", "not a list of integers"},
-        {"check --op gemm --shape '4,4,4 '", "not a list of integers"},
+        {"check --op gemm --shape '4,4,4 '", "not a list of integers ('4 ' is not one)"},
+        {"check --op gemm --shape 9223372036854775808,4,4",
+         "the size 9223372036854775808 is beyond 2^63 - 1"},
+        // A transposition in lower case, a second activation: named as what they are.
+        {"check --op gemm --shape 4,4,4,nt", "ends in 'nt', which is not one of NN, NT, TN, TT"},
+        {"check --op dense_forward --shape 4,4,4,relu,relu",
+         "one activation at most, got '4,4,4,relu,relu'"},
     };
     for (const auto& [arguments, why] : too_large) {
         INFO(arguments);

@@ -2,7 +2,7 @@
 // with an error naming the subcommand for anything unknown or missing its value (an empty value,
 // as `--backend ""` gives, is missing too: it would otherwise read as the option's absence; so is
 // another option, as in `--backend --shape 4`), and for an option given twice, whose second value
-// would otherwise replace the first unseen.
+// would otherwise replace the first unseen. A subcommand that takes --help takes -h for it.
 #pragma once
 
 #include <map>
@@ -20,7 +20,8 @@ public:
     Options(const std::string& command, const Args& args, std::set<std::string> valued,
             std::set<std::string> flags = {}) {
         for (std::size_t i = 0; i < args.size(); ++i) {
-            const std::string& arg = args[i];
+            // -h is --help, as `triptych -h` takes it.
+            const std::string& arg = args[i] == "-h" && flags.count("--help") > 0 ? help : args[i];
             if ((flags.count(arg) > 0 || valued.count(arg) > 0) && values_.count(arg) > 0)
                 throw InvalidArgument("option " + arg + " is given twice (see triptych " + command +
                                       " --help)");
@@ -50,6 +51,7 @@ public:
     }
 
 private:
+    inline static const std::string help = "--help";
     std::map<std::string, std::string> values_;
 };
 

@@ -169,8 +169,11 @@ fs::path output_file(const std::string& option, const fs::path& file) {
                               "written to a temporary file and renamed over it, which would "
                               "replace it");
     if (!fs::is_directory(target.parent_path()))
-        throw InvalidArgument(where + ": directory " + target.parent_path().string() +
-                              " does not exist");
+        throw InvalidArgument(
+            where + ": " +
+            (fs::exists(target.parent_path())
+                 ? target.parent_path().string() + " is not a directory"
+                 : "directory " + target.parent_path().string() + " does not exist"));
     // The output is written beside the target and renamed: a directory where nothing may be
     // created (read-only, or /proc) is refused now, not after the work, by making (and, at the end
     // of this scope, removing) a temporary file there.
