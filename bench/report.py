@@ -189,6 +189,9 @@ def parse_rows(doc):
     for entry in doc["benchmarks"]:
         if not isinstance(entry, dict) or "name" not in entry:
             raise ReportError("a benchmark entry has no name")
+        if entry.get("run_type") == "aggregate" and "run_name" not in entry:
+            # Its name carries the aggregate ("..._median"); only run_name names the row.
+            raise ReportError(f"benchmark '{entry['name']}' is an aggregate without its run_name")
         run_name = entry.get("run_name", entry["name"])
         if entry.get("error_occurred"):
             skipped.append((run_name, entry.get("error_message", "")))
@@ -1914,7 +1917,9 @@ def main(argv):
         print(f"report.py: {e}", file=sys.stderr)
         return 1
     except OSError as e:
-        print(f"report.py: {e.filename or ''}: {e.strerror}", file=sys.stderr)
+        # A write to an open file (a chart's, on a full disk) fails without a file name.
+        where = e.filename or f"writing the report in {args.out or args.check_out}"
+        print(f"report.py: {where}: {e.strerror or e}", file=sys.stderr)
         return 1
     print(f"report written to {args.out}/report.md")
     return 0

@@ -910,6 +910,15 @@ class BadInput(ReportTest):
         result = run_report(self.write_json(doc), os.path.join(self.tmp.name, "out"))
         self.assert_fails_in_one_line(result, f"'{median['run_name']}' has two medians")
 
+    def test_an_aggregate_without_its_run_name_is_named_as_such(self):
+        # Its name ends in "_median": it used to be refused as not <op>/<variant>/<size>.
+        doc = simulator_run()
+        median = next(e for e in doc["benchmarks"] if e.get("aggregate_name") == "median")
+        del median["run_name"]
+        result = run_report(self.write_json(doc), os.path.join(self.tmp.name, "out"))
+        self.assert_fails_in_one_line(
+            result, f"benchmark '{median['name']}' is an aggregate without its run_name")
+
     def test_an_out_under_a_file_is_refused_before_any_work(self):
         blocker = self.write_json("a file", name="file.txt")
         result = subprocess.run([sys.executable, REPORT_PY, "--check-out",
