@@ -183,6 +183,18 @@ TEST_CASE(
     }
 }
 
+TEST_CASE("`triptych train --save` may name a file in the --out folder the run makes",
+          "[cli][train]") {
+    const testing::ScratchDirectory dir("train-cli-save-in-out");
+    const fs::path out = dir.path / "fresh";
+    // It used to be refused: "directory .../fresh does not exist", checked before --out was made.
+    const testing::CliRun run =
+        run_cli(tiny_run + " --out " + quoted(out) + " --save " + quoted(out / "run.ckpt"));
+    CHECK(run.status == 0);
+    CHECK(fs::is_regular_file(out / "run.ckpt"));
+    CHECK(fs::is_regular_file(out / "mlp_cpu_eigen_omp.csv"));
+}
+
 // A plain IDX file of unsigned bytes, all `value`: magic 00 00 08 <rank>, big-endian sizes.
 void write_idx(const fs::path& path, const std::vector<std::uint32_t>& dims, char value) {
     std::string bytes = {0, 0, 0x08, char(dims.size())};

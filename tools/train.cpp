@@ -111,6 +111,8 @@ struct Settings {
     std::uint64_t seed = 1;
     std::int64_t limit = 0;  // 0: every image
     fs::path data, out, save, load;
+    // --save into the --out folder this run is still to make: checked once it is made.
+    fs::path save_in_new_out;
     bool profile = false;
     bool overlap = false, graph = false;
 };
@@ -187,8 +189,18 @@ Settings read_settings(const Options& options) {
     const fs::file_status out = fs::status(s.out, unreadable);
     if (fs::exists(out) && !fs::is_directory(out))
         throw InvalidArgument("--out " + s.out.string() + " exists and is not a directory");
-    // The file the checkpoint replaces (where a link to it leads), refused now if it cannot be.
-    if (options.has("--save")) s.save = output_file("--save", options.get("--save"));
+    // The file the checkpoint replaces (where a link to it leads), refused now if it cannot be;
+    // in the --out folder that does not exist yet, once the folder is made.
+    if (options.has("--save")) {
+        const fs::path save = options.get("--save");
+        const auto folder = [](const fs::path& p) {
+            return (fs::absolute(p) / "").lexically_normal();
+        };
+        if (!fs::exists(out) && folder(save.parent_path()) == folder(s.out))
+            s.save_in_new_out = save;
+        else
+            s.save = output_file("--save", save);
+    }
     s.load = options.get("--load");
     s.profile = options.has("--profile");
     s.overlap = on_off_option(options, "--overlap");
@@ -447,6 +459,7 @@ int train_main(const Args& args) {
         throw InvalidArgument("--out " + s.out.string() + ": cannot create the directory (" +
                               e.code().message() + ")");
     }
+    if (!s.save_in_new_out.empty()) s.save = output_file("--save", s.save_in_new_out);
     const std::string name = s.model + "_" + s.backend;
     const fs::path csv = s.out / (name + ".csv"), png = s.out / (name + ".png");
     const fs::path csv_file = output_file("--out", csv), png_file = output_file("--out", png);
