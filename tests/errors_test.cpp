@@ -287,6 +287,9 @@ TEST_CASE("`triptych check --op NAME --shape ...` runs every dense-layer op and 
         CHECK(run.status != 0);
         CHECK(one_line(run.stderr_text));
         CHECK_THAT(run.stderr_text, Contains(why));
+        // Nothing on standard output: no seed, no table header above an error.
+        CHECK(testing::run_cli_piped(std::string(arguments) + " --backend cpu_naive", "2>/dev/null")
+                  .second.empty());
     }
 }
 

@@ -123,10 +123,17 @@ int check_main(const Args& args) {
     const std::uint64_t seed =
         options.has("--seed") ? parse_seed("--seed", options.get("--seed")) : fresh_seed();
 
-    std::printf("seed %llu (replay with --seed %llu)\n\n", (unsigned long long)seed,
-                (unsigned long long)seed);
-    std::printf("%-23s %-14s %-26s %-50s %10s %10s  %-24s %s\n", "op", "variant", "device", "shape",
-                "max abs", "rel error", "tolerance", "result");
+    // The seed and the table's header, printed with the first row: a --shape that the first case
+    // refuses then prints its error alone.
+    bool started = false;
+    const auto start_table = [&] {
+        if (started) return;
+        started = true;
+        std::printf("seed %llu (replay with --seed %llu)\n\n", (unsigned long long)seed,
+                    (unsigned long long)seed);
+        std::printf("%-23s %-14s %-26s %-50s %10s %10s  %-24s %s\n", "op", "variant", "device",
+                    "shape", "max abs", "rel error", "tolerance", "result");
+    };
     int passed = 0, failed = 0, unsupported = 0;
     for (const check::OpDescription* op : ops) {
         const std::vector<std::string> shapes =
@@ -136,6 +143,7 @@ int check_main(const Args& args) {
             for (const std::string& shape : shapes) {
                 try {
                     for (const check::CaseResult& r : op->run(b, shape, seed)) {
+                        start_table();
                         if (!r.not_run.empty()) {
                             print_not_run(r.op, r.variant, r.device, r.shape, r.not_run);
                             ++unsupported;
@@ -146,6 +154,7 @@ int check_main(const Args& args) {
                         (ok ? passed : failed)++;
                     }
                 } catch (const Unsupported& e) {
+                    start_table();
                     print_not_run(op->name, variant, b.device(), shape, e.what());
                     ++unsupported;
                 } catch (const InvalidArgument& e) {
@@ -162,6 +171,7 @@ int check_main(const Args& args) {
                             "out of memory: this shape's inputs, outputs and float64 "
                             "reference do not fit (" +
                             why + ")";
+                    start_table();
                     std::printf("%-23s %-14s %-26.26s %-50s FAIL: %s\n", op->name.c_str(),
                                 variant.c_str(), b.device().c_str(), shape.c_str(), why.c_str());
                     ++failed;
@@ -170,6 +180,7 @@ int check_main(const Args& args) {
             }
         }
     }
+    start_table();
     std::printf("\n%d passed, %d failed", passed, failed);
     if (unsupported > 0) std::printf(", %d not implemented by their variant", unsupported);
     std::printf(" (seed %llu)\n", (unsigned long long)seed);
