@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tools/measure-gpu.sh's own machinery, in a build without a GPU: an unknown argument is refused;
+# tools/measure-gpu.sh's own machinery, in a build without a GPU: an unknown argument, a missing
+# value, an unknown phase and a budget that is not a number are refused in one line;
 # the check phase runs `triptych check` on every variant and version and records it in the summary
 # (a sim build's GPU variants run on the simulator, as the environment sets it: CTest runs this
 # with TRIPTYCH_SIM_GRID_ROWS=1, tests/CMakeLists.txt); a phase that the --seconds budget cannot
@@ -14,6 +15,15 @@ fail() { echo "FAIL: $*"; exit 1; }
 bash "$script" --no-such-option >"$out/refused.txt" 2>&1
 [ $? -eq 2 ] || fail "an unknown argument should exit 2"
 grep -q "unknown argument '--no-such-option'" "$out/refused.txt" || fail "no message naming it"
+# A missing value used to loop for ever; a phase that does not exist, or a budget that is not a
+# number of seconds, ran nothing and passed.
+for arguments in "--out" "--phases bogus" "--seconds -5" "--seconds abc" "--deps $out"; do
+  timeout 10 bash "$script" $arguments >"$out/refused.txt" 2>&1
+  status=$?
+  [ $status -eq 2 ] || fail "'$arguments' should exit 2, got $status: $(head -c 300 "$out/refused.txt")"
+  [ "$(wc -l <"$out/refused.txt")" -eq 1 ] || fail "'$arguments': not one line: $(head -c 300 "$out/refused.txt")"
+done
+bash "$script" --help | grep -q '^  --seconds N' || fail "--help does not print the options"
 
 bash "$script" --build "$build" --out "$out/run" --phases check --seconds 400 >"$out/run.txt" 2>&1 ||
   fail "the check phase run failed: $(tail -n 5 "$out/run.txt")"

@@ -6,7 +6,7 @@
 # every lesson program's output, compute-sanitizer and the test suite.
 #
 #   tools/measure-gpu.sh [--build DIR] [--out DIR] [--phases LIST] [--seconds N]
-#                        [--deps DIR] [--data DIR] [--arch N]
+#                        [--deps DIR] [--data DIR] [--arch N] [--help]
 #
 #   --build DIR    the cuda build to use or make (default build-cuda/); a build already there is
 #                  brought up to date, not configured again
@@ -53,20 +53,36 @@ seconds=""
 deps=""
 data=""
 arch=""
+all_phases="$phases"
 arguments=("$@")
+refuse() { echo "measure-gpu.sh: $* (see the comment at the top of the script)" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --build) build="$(realpath -m "$2")"; shift 2 ;;
-    --out) out="$(realpath -m "$2")"; shift 2 ;;
-    --phases) phases="$2"; shift 2 ;;
-    --seconds) seconds="$2"; shift 2 ;;
-    --deps) deps="$(realpath "$2")"; shift 2 ;;
-    --data) data="$(realpath "$2")"; shift 2 ;;
-    --arch) arch="$2"; shift 2 ;;
-    *) echo "measure-gpu.sh: unknown argument '$1' (see the comment at the top of the script)" >&2
-       exit 2 ;;
+    -h|--help) sed -n '2,/^set -uo pipefail/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
+    --build|--out|--phases|--seconds|--deps|--data|--arch)
+      [ $# -ge 2 ] && [ -n "$2" ] || refuse "$1 needs a value" ;;
+    *) refuse "unknown argument '$1'" ;;
   esac
+  case "$1" in
+    --build) build="$(realpath -m "$2")" ;;
+    --out) out="$(realpath -m "$2")" ;;
+    --phases) phases="$2" ;;
+    --seconds) seconds="$2" ;;
+    --deps) deps="$(realpath -m "$2")" ;;
+    --data) data="$(realpath -m "$2")" ;;
+    --arch) arch="$2" ;;
+  esac
+  shift 2
 done
+# Every phase named is one there is, and a time budget is a whole number of seconds.
+IFS=, read -ra asked <<<"$phases"
+for phase in "${asked[@]}"; do
+  case ",$all_phases," in *",$phase,"*) ;; *) refuse "--phases: no phase '$phase'; the phases: $all_phases" ;; esac
+done
+[ -z "$seconds" ] || [[ "$seconds" =~ ^[1-9][0-9]*$ ]] ||
+  refuse "--seconds takes a whole number of seconds, got '$seconds'"
+[ -z "$deps" ] || ls "$deps"/*.deb >/dev/null 2>&1 || refuse "--deps $deps holds no .deb packages"
+[ -z "$data" ] || [ -d "$data" ] || refuse "--data $data is not a directory"
 summary="$out/summary.txt"
 triptych="$build/tools/triptych"
 bench="$build/bench/triptych_bench"
