@@ -17,6 +17,10 @@
 #include "common/output_marks.hpp"
 #include "common/random.hpp"
 #include "common/registry.hpp"
+#include "triptych_config.hpp"
+#if TRIPTYCH_GPU_SIM
+#include "gpu/runtime/sim/sim.hpp"
+#endif
 
 namespace triptych::lessons {
 
@@ -34,6 +38,11 @@ inline std::uint64_t seed_from_args(int argc, char** argv) {
             argv[0]);
         std::exit(0);
     }
+#if TRIPTYCH_GPU_SIM
+    // The simulator's settings (TRIPTYCH_SIM_*), refused here by name: a bad one would otherwise
+    // fail every GPU row as if the kernels were wrong, or end the program from inside a launch.
+    sim::check_environment();
+#endif
     if (argc > 2)
         throw InvalidArgument("the only argument is the inputs' seed; got " +
                               std::to_string(argc - 1) + " arguments");
