@@ -52,7 +52,7 @@ void print_help() {
 // instruction set the CPU code is compiled for, so a README quoting this table compares them only
 // on a machine of the kind it was recorded on (tools/lesson_outputs.py).
 void print_row(const check::CaseResult& r, const std::string& verdict) {
-    std::printf("%-23s %-14s %-26.26s %-50s %s %s  %-24s %s\n", r.op.c_str(), r.variant.c_str(),
+    std::printf("%-23s %-14s %-26s %-50s %s %s  %-24s %s\n", r.op.c_str(), r.variant.c_str(),
                 r.device.c_str(), r.shape.c_str(),
                 machine_number("%10.3g", r.comparison.max_abs_error).c_str(),
                 machine_number("%10.3g", r.comparison.relative_error).c_str(), r.tolerance.c_str(),
@@ -62,7 +62,7 @@ void print_row(const check::CaseResult& r, const std::string& verdict) {
 // A case the variant does not run (Unsupported), and why.
 void print_not_run(const std::string& op, const std::string& variant, const std::string& device,
                    const std::string& shape, const std::string& why) {
-    std::printf("%-23s %-14s %-26.26s %-50s n/a: %s\n", op.c_str(), variant.c_str(), device.c_str(),
+    std::printf("%-23s %-14s %-26s %-50s n/a: %s\n", op.c_str(), variant.c_str(), device.c_str(),
                 shape.c_str(), why.c_str());
 }
 
@@ -172,7 +172,7 @@ int check_main(const Args& args) {
                             "reference do not fit (" +
                             why + ")";
                     start_table();
-                    std::printf("%-23s %-14s %-26.26s %-50s FAIL: %s\n", op->name.c_str(),
+                    std::printf("%-23s %-14s %-26s %-50s FAIL: %s\n", op->name.c_str(),
                                 variant.c_str(), b.device().c_str(), shape.c_str(), why.c_str());
                     ++failed;
                 }
