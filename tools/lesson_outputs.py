@@ -326,13 +326,20 @@ def readmes(root):
                                                                                    "lessons"))
 
 
+def read_readme(path, root):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise OutputError(f"{os.path.relpath(path, root)}: cannot be read as UTF-8 text ({e})")
+
+
 def check(root, bin_dir, only=None):
     """Compares every block (or, given `only`, that program's) with what its program prints."""
     here, problems, count, skipped = machine_kind(), [], 0, 0
     with EditedPrograms(root, bin_dir) as edited:
         for path in readmes(root):
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
+            text = read_readme(path, root)
             where = os.path.relpath(path, root)
             lines = text.split("\n")
             try:
@@ -362,6 +369,8 @@ def check(root, bin_dir, only=None):
                                         "read the prose around it again)")
             except OutputError as e:
                 problems.append(f"{where}: {e}")
+    if count == 0 and not problems:  # a misspelt --only, say: checking nothing must not pass
+        raise OutputError(f"no quoted output of {only}" if only else "no quoted output at all")
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
@@ -382,8 +391,7 @@ def write(root, bin_dir, only=None):
     here, partial = machine_kind(), []
     with EditedPrograms(root, bin_dir) as edited:
         for path in readmes(root):
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
+            text = read_readme(path, root)
             lines = text.split("\n")
             rewritten = 0
             try:

@@ -240,7 +240,8 @@ phase_profile() {
     read -r op backend shape <<<"$case"
     echo "== $op $backend $shape"
     "$triptych" profile --op "$op" --backend "$backend" --shape "$shape" --seed 1 || status=1
-    ncu --clock-control none --metrics "$metrics" --csv --print-units base \
+    # In the C locale: '.' is the decimal point, never a thousands separator (compare_ncu.py).
+    LC_ALL=C ncu --clock-control none --metrics "$metrics" --csv --print-units base \
         --print-kernel-base demangled \
         --log-file "$out/ncu-$op-${backend/@/-v}.csv" \
         "$triptych" check --op "$op" --backend "$backend" --shape "$shape" --seed 1 || status=1

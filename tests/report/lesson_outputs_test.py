@@ -289,11 +289,20 @@ class LessonOutputs(unittest.TestCase):
         self.readme(QUOTED, above="<!-- edit: src/x.cpp: `a` \u2192 `b` -->\n\n")
         self.assert_fails("an edit mark must stand above an output mark")
 
+    def test_a_readme_that_is_not_utf8_fails_in_one_line(self):
+        with open(self.readme_path, "wb") as f:
+            f.write(b"# Lesson 99\n\xff\xfe\n")
+        code, output = self.run_tool()
+        self.assertEqual(code, 1, output)
+        self.assertNotIn("Traceback", output)
+        self.assertIn("README.md: cannot be read as UTF-8 text", output)
+
     def test_check_only_compares_that_programs_blocks(self):
         self.readme(QUOTED.replace("3.50", "3.51").replace("seed 7", "seed 8"))
+        # A program with no block (a misspelt name) checks nothing, which must not pass.
         code, output = self.run_tool(extra=("--only", "lesson_01_other"))
-        self.assertEqual(code, 0, output)
-        self.assertIn("all 0 quoted outputs", output)
+        self.assertEqual(code, 1, output)
+        self.assertIn("no quoted output of lesson_01_other", output)
         code, output = self.run_tool(extra=("--only", "lesson_99_test"))
         self.assertEqual(code, 1, output)
         self.assertIn("1 of 1 quoted outputs are stale", output)
