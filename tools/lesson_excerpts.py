@@ -106,14 +106,23 @@ def code_blocks(text):
 def readmes(root):
     """The project's README.md and every lesson's."""
     top = os.path.join(root, "README.md")
-    return ([top] if os.path.exists(top) else []) + lesson_readmes(os.path.join(root, "lessons"))
+    return ([top] if os.path.isfile(top) else []) + lesson_readmes(os.path.join(root, "lessons"))
+
+
+def read_text(root, path):
+    """A README's text; one that cannot be read as UTF-8 ends the tool with a one-line error."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        sys.exit(f"lesson_excerpts: {os.path.relpath(path, root)}: cannot be read as UTF-8 text "
+                 f"({e})")
 
 
 def check_readme(root, path):
     """The problems of one README's code blocks, as 'file:line: what' strings."""
     problems = []
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    text = read_text(root, path)
     where = os.path.relpath(path, root)
     for line, language, mark, block in code_blocks(text):
         if language not in CODE_LANGUAGES:
@@ -162,8 +171,11 @@ def main():
     problems, blocks = [], 0
     for path in readmes(args.root):
         problems += check_readme(args.root, path)
-        with open(path, encoding="utf-8") as f:
-            blocks += sum(1 for _, lang, _, _ in code_blocks(f.read()) if lang in CODE_LANGUAGES)
+        blocks += sum(1 for _, lang, _, _ in code_blocks(read_text(args.root, path))
+                      if lang in CODE_LANGUAGES)
+    if blocks == 0 and not problems:  # no README with code: checking nothing must not pass
+        print(f"lesson_excerpts: no code block in {args.root}'s READMEs", file=sys.stderr)
+        return 1
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:

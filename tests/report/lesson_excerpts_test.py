@@ -74,6 +74,18 @@ class LessonExcerpts(unittest.TestCase):
         self.assertEqual(code, 0, output)
         self.assertIn("all 1 code blocks match", output)
 
+    def test_readmes_without_code_fail_as_checking_nothing(self):
+        self.readme("```\nonly an output block\n```\n")
+        self.assert_fails("no code block in")
+
+    def test_a_readme_that_is_not_utf8_fails_in_one_line(self):
+        with open(os.path.join(self.root, "lessons/99_test/README.md"), "wb") as f:
+            f.write(b"# Lesson 99\n\xff\xfe\n")
+        code, output = self.run_tool()
+        self.assertEqual(code, 1, output)
+        self.assertNotIn("Traceback", output)
+        self.assertIn("lessons/99_test/README.md: cannot be read as UTF-8 text", output)
+
     def test_one_changed_line_of_the_source_fails(self):
         self.readme(EXCERPT)
         self.write("src/scale.cu", KERNEL.replace("y[i] *= alpha;", "y[i] *= 2.0f * alpha;"))
