@@ -215,6 +215,16 @@ TEST_CASE(
                                   model + "), code compiled for"));
 }
 
+TEST_CASE("output that cannot be written fails the command instead of exiting 0", "[cli]") {
+    for (const char* command : {"versions", "info", "check --op relu_forward --shape 5"}) {
+        INFO(command);
+        const auto [status, errors] = testing::run_cli_piped(command, "2>&1 >/dev/full");
+        CHECK(status == 1);
+        CHECK(one_line(errors));
+        CHECK_THAT(errors, Contains("cannot write its output: No space left on device"));
+    }
+}
+
 TEST_CASE(
     "a check too large for the machine's memory is refused before it allocates, naming the op, "
     "the shape and the memory it needs",

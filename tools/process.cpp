@@ -151,7 +151,10 @@ void TemporaryFile::keep_as(const fs::path& target) {
     path_.clear();
 }
 
-fs::path output_file(const std::string& option, const fs::path& file) {
+namespace {
+
+// output_file, but for the file system's own errors.
+fs::path output_file_checked(const std::string& option, const fs::path& file) {
     const std::string named = option + " " + file.string();
     fs::path target = fs::absolute(file);
     for (int links = 0; fs::is_symlink(target); ++links) {
@@ -183,6 +186,18 @@ fs::path output_file(const std::string& option, const fs::path& file) {
         throw InvalidArgument(where + ": " + e.what());
     }
     return target;
+}
+
+}  // namespace
+
+fs::path output_file(const std::string& option, const fs::path& file) {
+    // A path the file system refuses outright (a name too long, a loop of links): named as the
+    // option's, not as a bare filesystem error.
+    try {
+        return output_file_checked(option, file);
+    } catch (const fs::filesystem_error& e) {
+        throw InvalidArgument(option + " " + file.string() + ": " + e.code().message());
+    }
 }
 
 }  // namespace triptych::tools

@@ -7,7 +7,9 @@
 //   report   benchmarks -> a Markdown speedup report with charts
 //   train    train a model on Fashion-MNIST, with a loss curve, a chart and checkpoints
 // Any error is printed as one line on stderr and the exit status is non-zero.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -53,13 +55,20 @@ int main(int argc, char** argv) {
 #if TRIPTYCH_GPU_SIM
         triptych::sim::check_environment();
 #endif
-        if (command == "info") return info_main(args);
-        if (command == "versions") return versions_main(args);
-        if (command == "check") return check_main(args);
-        if (command == "profile") return profile_main(args);
-        if (command == "bench") return bench_main(args);
-        if (command == "report") return report_main(args);
-        if (command == "train") return train_main(args);
+        // Output that could not all be written (a full disk, a closed stdout) fails the command.
+        const auto written = [&](int status) {
+            if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
+            std::fprintf(stderr, "triptych %s: cannot write its output: %s\n", command.c_str(),
+                         std::strerror(errno));
+            return status == 0 ? 1 : status;
+        };
+        if (command == "info") return written(info_main(args));
+        if (command == "versions") return written(versions_main(args));
+        if (command == "check") return written(check_main(args));
+        if (command == "profile") return written(profile_main(args));
+        if (command == "bench") return written(bench_main(args));
+        if (command == "report") return written(report_main(args));
+        if (command == "train") return written(train_main(args));
         std::fprintf(stderr, "triptych: unknown command '%s' (try triptych --help)\n",
                      command.c_str());
         return 2;
