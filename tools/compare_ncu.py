@@ -106,9 +106,12 @@ def read_sim(path):
         kernels = defaultdict(lambda: defaultdict(int))
         uneven = defaultdict(lambda: defaultdict(int))
         for k in data["kernels"]:
+            if not k["metrics"]:
+                raise ValueError(f"kernel {k['kernel']} has no metrics")
             for metric, value in k["metrics"].items():
-                # Counts are whole (148.7 is no count of 148) and fit the hardware's 64 bits.
-                if not isinstance(value, int) or not 0 <= value < 2**64:
+                # Counts are whole (148.7 is no count of 148; true is no count of 1) and fit the
+                # hardware's 64 bits.
+                if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**64:
                     raise ValueError(f"{metric} = {value!r} is not a whole count")
                 kernels[base_name(k["kernel"])][metric] += value
             for site in k["sites"]:
@@ -173,6 +176,9 @@ def read_ncu_row(path, row, kernels):
     except (ValueError, AttributeError):
         raise InputError(f"{path}: {row['Kernel Name']} {row['Metric Name']}: "
                          f"not a number: {row['Metric Value']!r}")
+    if value < 0:  # counts and occupancies alike
+        raise InputError(f"{path}: {row['Kernel Name']} {row['Metric Name']}: "
+                         f"a negative value, {row['Metric Value']!r}")
     kernels[base_name(row["Kernel Name"])][row["Metric Name"]] += value
 
 

@@ -207,6 +207,12 @@ class CompareNcu(unittest.TestCase):
             self.assertEqual(code, 2, output)
             self.assertIn(f"not a number: '{value}'", output)
             self.assertNotIn("Traceback", output)
+        # A negative count was compared as if it were one.
+        def negative(first, second):
+            first["smsp__inst_executed_op_shared_ld.sum"] = "-5"
+        code, output = self.run_tool(ncu_log(self.two_launches(negative)))
+        self.assertEqual(code, 2, output)
+        self.assertIn("a negative value, '-5'", output)
 
     def test_inputs_that_were_tracebacks_are_refused(self):
         # JSON nested deeper than Python's parser recurses, a count past 64 bits (a float overflow
@@ -241,7 +247,10 @@ class CompareNcu(unittest.TestCase):
         edits = [(lambda k: k["metrics"].__setitem__(metric, k["metrics"][metric] + 0.7),
                   "is not a whole count"),
                  (lambda k: k.__setitem__("kernel", 5), "not a `triptych profile --json` file"),
-                 (lambda k: k.__setitem__("metrics", [1, 2]), "not a `triptych profile --json`")]
+                 (lambda k: k.__setitem__("metrics", [1, 2]), "not a `triptych profile --json`"),
+                 # A kernel without metrics read as "the profile has no kernels"; true as 1.
+                 (lambda k: k.__setitem__("metrics", {}), "has no metrics"),
+                 (lambda k: k["metrics"].__setitem__(metric, True), "is not a whole count")]
         for edit, why in edits:
             profile = json.loads(json.dumps(good))
             edit(profile["kernels"][0])
