@@ -96,7 +96,8 @@ int versions_main(const Args& args) {
     if (rows == 0) std::puts("(no kernels: this op has none in the variants of this build)");
     std::puts(
         "\n* the variant's default, its best: what --backend <variant> runs. --backend "
-        "<variant>@<N>\n  runs version N of the ops that have one (the others at their default; check and\n"
+        "<variant>@<N>\n  runs version N of the ops that have one (the others at their default; "
+        "check and\n"
         "  profile of one op without a version N refuse it).\n"
         "~ adds with float atomics in the order threads arrive (for a sum, in its fast mode): the\n"
         "  last bits of its output may change from run to run.\n"
