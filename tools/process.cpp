@@ -23,18 +23,28 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The SIGINT or SIGTERM that arrived while a child ran, or 0.
+volatile std::sig_atomic_t interruption = 0;
+
+extern "C" void note_interruption(int signal) { interruption = signal; }
+
 // While a child runs, Ctrl-C must stop the child, not us: we still have temporary files to remove.
-// The child gets default signal handling back (see run_program).
-class IgnoreInterrupts {
+// So the signal is only noted; the child gets default signal handling back (see run_program) and
+// stops. Noted, not ignored: a child may not die of the signal (Python turns a KeyboardInterrupt
+// raised during an import into another error, and exits 1), and we must still know it came.
+class DeferInterrupts {
 public:
-    IgnoreInterrupts() {
-        old_int_ = std::signal(SIGINT, SIG_IGN);
-        old_term_ = std::signal(SIGTERM, SIG_IGN);
+    DeferInterrupts() {
+        interruption = 0;
+        old_int_ = std::signal(SIGINT, note_interruption);
+        old_term_ = std::signal(SIGTERM, note_interruption);
     }
-    ~IgnoreInterrupts() {
+    ~DeferInterrupts() {
         std::signal(SIGINT, old_int_);
         std::signal(SIGTERM, old_term_);
     }
+    DeferInterrupts(const DeferInterrupts&) = delete;
+    DeferInterrupts& operator=(const DeferInterrupts&) = delete;
 
 private:
     void (*old_int_)(int);
@@ -86,7 +96,7 @@ int run_program(const std::vector<std::string>& command, int capture_fd, std::st
     posix_spawnattr_setsigdefault(&attributes, &defaults);
     posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF);
 
-    IgnoreInterrupts ignore;
+    DeferInterrupts defer;
     std::fflush(stdout);  // our lines first, then the child's
     pid_t pid = 0;
     const int failed = posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), environ);
@@ -104,6 +114,7 @@ int run_program(const std::vector<std::string>& command, int capture_fd, std::st
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) throw Error("waitpid: " + std::string(strerror(errno)));
+    if (interruption != 0) return 128 + interruption;  // however the child ended
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

@@ -22,8 +22,8 @@ namespace triptych::tools {
 // Runs `command` (command[0] is a path) and returns its exit status (128 + signal if a signal
 // ended it). Its output goes to ours, except file descriptor `capture_fd` (1 or 2) when `captured`
 // is given: that is collected into `captured`; and its stderr is dropped if `quiet`. While it runs
-// we ignore SIGINT and SIGTERM (the child does not), so that Ctrl-C stops the child and we can
-// still clean up.
+// we only note SIGINT and SIGTERM (the child takes them as usual), so that Ctrl-C stops the child
+// and we can still clean up; one that came returns 128 + that signal, however the child ended.
 int run_program(const std::vector<std::string>& command, int capture_fd = -1,
                 std::string* captured = nullptr, bool quiet = false);
 
