@@ -60,18 +60,22 @@ std::string cpu_description() {
     return cpu_model() + ", code compiled for " + compiled_vector_isa();
 }
 
-std::int64_t available_memory() {
-    std::ifstream meminfo("/proc/meminfo");
+std::int64_t proc_kilobytes(const char* file, const std::string& key) {
+    std::ifstream in(file);
     std::string line;
-    while (std::getline(meminfo, line))
-        if (line.rfind("MemAvailable:", 0) == 0) {  // "MemAvailable:   22817516 kB"
-            std::istringstream fields(line.substr(13));
+    while (std::getline(in, line))
+        if (line.rfind(key + ":", 0) == 0) {  // "MemAvailable:   22817516 kB"
+            std::istringstream fields(line.substr(key.size() + 1));
             std::int64_t kilobytes = -1;
             std::string unit;
-            return fields >> kilobytes >> unit && unit == "kB" && kilobytes >= 0 ? kilobytes * 1024
-                                                                                 : -1;
+            return fields >> kilobytes >> unit && unit == "kB" && kilobytes >= 0 ? kilobytes : -1;
         }
     return -1;
+}
+
+std::int64_t available_memory() {
+    const std::int64_t kilobytes = proc_kilobytes("/proc/meminfo", "MemAvailable");
+    return kilobytes < 0 ? -1 : kilobytes * 1024;
 }
 
 }  // namespace triptych

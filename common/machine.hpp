@@ -24,6 +24,10 @@ const char* compiled_vector_isa();
 // Both, as one line: "AMD EPYC (family 25, model 17), code compiled for AVX-512".
 std::string cpu_description();
 
+// The value of the line "<key>:   <value> kB" of a /proc file such as /proc/meminfo or
+// /proc/self/status, in kB, or -1 where the file or the line cannot be read.
+std::int64_t proc_kilobytes(const char* file, const std::string& key);
+
 // The memory this machine can give a process now without swapping, in bytes (MemAvailable in
 // /proc/meminfo: free memory and the caches it can drop), or -1 where that cannot be read.
 std::int64_t available_memory();

@@ -253,6 +253,31 @@ TEST_CASE(
             "machine has ");
 }
 
+TEST_CASE("a /proc line is read in kB, and a line that is not there or not in kB is -1", "[cli]") {
+    // The memory guard and the memory cap both read /proc through proc_kilobytes.
+    const fs::path file = fs::temp_directory_path() / "triptych_proc_kilobytes_test";
+    {
+        std::ofstream out(file);
+        out << "MemTotal:       24683736 kB\n"
+               "MemAvailable:   22817516 kB\n"
+               "HugePages_Total:       0\n"
+               "VmData:\t  123 MB\n"
+               "Negative:  -5 kB\n";
+    }
+    CHECK(proc_kilobytes(file.c_str(), "MemAvailable") == 22817516);
+    CHECK(proc_kilobytes(file.c_str(), "MemTotal") == 24683736);
+    CHECK(proc_kilobytes(file.c_str(), "Mem") == -1);              // a prefix of a key
+    CHECK(proc_kilobytes(file.c_str(), "HugePages_Total") == -1);  // no unit
+    CHECK(proc_kilobytes(file.c_str(), "VmData") == -1);           // not kB
+    CHECK(proc_kilobytes(file.c_str(), "Negative") == -1);
+    CHECK(proc_kilobytes(file.c_str(), "SwapFree") == -1);
+    fs::remove(file);
+    CHECK(proc_kilobytes(file.c_str(), "MemAvailable") == -1);  // no such file
+    CHECK(proc_kilobytes("/proc/self/status", "VmData") > 0);
+    CHECK(available_memory() > 0);
+    CHECK(available_memory() % 1024 == 0);
+}
+
 #if !defined(__SANITIZE_ADDRESS__) && !TRIPTYCH_GPU_CUDA
 
 TEST_CASE("triptych caps its memory at what the machine has available", "[cli]") {

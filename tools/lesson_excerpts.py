@@ -25,7 +25,7 @@ import os
 import re
 import sys
 
-from lesson_files import lesson_readmes
+from lesson_files import project_readmes, read_readme
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -103,26 +103,10 @@ def code_blocks(text):
         i = end + 1
 
 
-def readmes(root):
-    """The project's README.md and every lesson's."""
-    top = os.path.join(root, "README.md")
-    return ([top] if os.path.isfile(top) else []) + lesson_readmes(os.path.join(root, "lessons"))
-
-
-def read_text(root, path):
-    """A README's text; one that cannot be read as UTF-8 ends the tool with a one-line error."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError) as e:
-        sys.exit(f"lesson_excerpts: {os.path.relpath(path, root)}: cannot be read as UTF-8 text "
-                 f"({e})")
-
-
 def check_readme(root, path):
     """The problems of one README's code blocks, as 'file:line: what' strings."""
     problems = []
-    text = read_text(root, path)
+    text = read_readme(path, root)
     where = os.path.relpath(path, root)
     for line, language, mark, block in code_blocks(text):
         if language not in CODE_LANGUAGES:
@@ -169,9 +153,9 @@ def main():
     parser.add_argument("--root", default=ROOT, help="the source tree (default: this one)")
     args = parser.parse_args()
     problems, blocks = [], 0
-    for path in readmes(args.root):
+    for path in project_readmes(args.root):
         problems += check_readme(args.root, path)
-        blocks += sum(1 for _, lang, _, _ in code_blocks(read_text(args.root, path))
+        blocks += sum(1 for _, lang, _, _ in code_blocks(read_readme(path, args.root))
                       if lang in CODE_LANGUAGES)
     if blocks == 0 and not problems:  # no README with code: checking nothing must not pass
         print(f"lesson_excerpts: no code block in {args.root}'s READMEs", file=sys.stderr)

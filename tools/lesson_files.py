@@ -1,19 +1,40 @@
 """What the three lesson tools (lesson_excerpts.py, lesson_outputs.py, lesson_tables.py) share:
-which READMEs they read, and how they rewrite a file (plot_training.py writes its chart that way
-too)."""
+which READMEs they read and how, and how they rewrite a file (plot_training.py writes its chart
+that way too)."""
 import json
 import os
 import sys
 import tempfile
 
 
+def fail(message):
+    """Ends the tool with `message`, one line on stderr after the tool's name, and exit status 1."""
+    sys.exit(f"{os.path.basename(sys.argv[0])}: {message}")
+
+
 def lesson_readmes(lessons):
     """The README.md of each lesson folder under `lessons`, in lesson order. A `lessons` that is
     not a folder ends the tool with a one-line error: checking nothing must not pass."""
     if not os.path.isdir(lessons):
-        sys.exit(f"{os.path.basename(sys.argv[0])}: {lessons}: no such folder of lessons")
+        fail(f"{lessons}: no such folder of lessons")
     return [os.path.join(lessons, name, "README.md") for name in sorted(os.listdir(lessons))
             if os.path.isfile(os.path.join(lessons, name, "README.md"))]
+
+
+def project_readmes(root):
+    """The project's README.md under `root` (where there is one), then each lesson's."""
+    top = os.path.join(root, "README.md")
+    return ([top] if os.path.isfile(top) else []) + lesson_readmes(os.path.join(root, "lessons"))
+
+
+def read_readme(path, root=os.curdir):
+    """A README's text. One that cannot be read as UTF-8 ends the tool with a one-line error
+    naming it, relative to `root`."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        fail(f"{os.path.relpath(path, root)}: cannot be read as UTF-8 text ({e})")
 
 
 def replace_file(path, write, suffix=""):

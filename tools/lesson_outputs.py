@@ -72,7 +72,7 @@ import sys
 import tempfile
 
 from edited_build import Edit, EditError, build_edited
-from lesson_files import lesson_readmes, write_whole
+from lesson_files import project_readmes, read_readme, write_whole
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -319,26 +319,11 @@ def compare(quoted, printed, compare_machine, part):
     return None
 
 
-def readmes(root):
-    """The project's README.md, then each lesson's."""
-    first = os.path.join(root, "README.md")
-    return ([first] if os.path.isfile(first) else []) + lesson_readmes(os.path.join(root,
-                                                                                   "lessons"))
-
-
-def read_readme(path, root):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError) as e:
-        raise OutputError(f"{os.path.relpath(path, root)}: cannot be read as UTF-8 text ({e})")
-
-
 def check(root, bin_dir, only=None):
     """Compares every block (or, given `only`, that program's) with what its program prints."""
     here, problems, count, skipped = machine_kind(), [], 0, 0
     with EditedPrograms(root, bin_dir) as edited:
-        for path in readmes(root):
+        for path in project_readmes(root):
             text = read_readme(path, root)
             where = os.path.relpath(path, root)
             lines = text.split("\n")
@@ -390,7 +375,7 @@ def write(root, bin_dir, only=None):
     some of the output: it is left to be edited by hand."""
     here, partial = machine_kind(), []
     with EditedPrograms(root, bin_dir) as edited:
-        for path in readmes(root):
+        for path in project_readmes(root):
             text = read_readme(path, root)
             lines = text.split("\n")
             rewritten = 0

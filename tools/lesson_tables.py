@@ -72,7 +72,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import report  # noqa: E402  (bench/report.py)
 import lesson_barriers  # noqa: E402  (tools/lesson_barriers.py, which needs report)
-from lesson_files import lesson_readmes, write_json, write_whole  # noqa: E402
+from lesson_files import lesson_readmes, read_readme, write_json, write_whole  # noqa: E402
 
 BLOCK = re.compile(r"(<!-- generated table: (\w+), source ([\w./-]+)((?:, [^\n]*?)?) -->\n)"
                    r"(.*?)(<!-- end of generated table -->)", re.S)
@@ -638,8 +638,7 @@ def check_markers(path, text):
 
 def regenerated(path, render_tables=True):
     """(old text, new text, [(section, source path)]) of one README."""
-    with open(path, encoding="utf-8") as f:
-        old = f.read()
+    old = read_readme(path)
     check_markers(path, old)
     folder, found = os.path.dirname(path), []
 

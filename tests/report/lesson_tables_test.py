@@ -153,6 +153,16 @@ class LessonTables(LessonFolder):
             self.assertIn("README.md:5: the generated table has no end marker", result.stderr)
             self.assertEqual(self.text(), text)
 
+    def test_a_readme_that_is_not_utf8_is_named_in_one_line(self):
+        # It was reported as "a recorded figure cannot be made into its table", naming no file.
+        with open(self.readme, "ab") as f:
+            f.write(b"caf\xe9\n")
+        for mode in ("--check", "--write"):
+            result = self.tool(mode)
+            self.assertEqual(result.returncode, 1)
+            self.assertIn("README.md: cannot be read as UTF-8 text", result.stderr)
+            self.assertNotIn("Traceback", result.stderr)
+
     def test_a_lessons_folder_that_is_not_there_fails(self):
         result = subprocess.run([sys.executable, TOOL, "--check", "--lessons",
                                  os.path.join(self.dir, "absent")], capture_output=True, text=True)
