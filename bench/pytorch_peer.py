@@ -46,7 +46,8 @@ of `repetitions` timed calls after warm-up calls, of wall-clock time. A train_ep
 model and epoch: the epoch's images (shuffling and slicing the batches included) per second, and
 the accuracy on the test set after it (--limit N: the first N images of each set).
 
-Errors (an unknown group, no data set for train, torch missing): one line on stderr, exit status 1.
+Errors (an unknown group, an empty --out, no data set for train, torch missing): one line on
+stderr, exit status 1.
 """
 import argparse
 import datetime
@@ -302,6 +303,8 @@ def parse_args(argv):
     parser.add_argument("--data", default=DATA, help=f"train: the Fashion-MNIST directory ({DATA})")
     parser.add_argument("--out", metavar="FILE", help="write the JSON here instead of stdout")
     args = parser.parse_args(argv)
+    if args.out == "":  # else taken for no --out: the JSON would go to stdout, unasked
+        parser.error("--out '' names no file (leave --out out to write the JSON to stdout)")
     for group in args.groups:
         if group not in GROUPS:
             raise PeerError(f"unknown group '{group}' (the groups: {', '.join(GROUPS)})")

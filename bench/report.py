@@ -111,7 +111,37 @@ def load_json(path):
     context = doc.get("context")
     if not isinstance(context, dict) or "triptych_variants" not in context:
         raise ReportError(f"{path} was not written by triptych_bench (no triptych context)")
+    check_context(context, path, RUN_CONTEXT)
     return doc
+
+
+# The context fields a report or a lesson's table quotes, and the kind of value each must hold:
+# those of a run, Google Benchmark's and every triptych_* field triptych_bench adds ("triptych_"
+# stands for them all); those bench/pytorch_peer.py writes.
+RUN_CONTEXT = {"num_cpus": "a whole number", "mhz_per_cpu": "a number", "date": "a string",
+               "host_name": "a string", "load_avg": "a list of numbers", "triptych_": "a string"}
+PEER_CONTEXT = {"threads": "a whole number", "date": "a string", "host": "a string",
+                "cpu": "a string", "quick": "true or false"}
+
+
+def is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+IS_KIND = {"a whole number": lambda v: isinstance(v, int) and not isinstance(v, bool),
+           "a number": is_number, "a string": lambda v: isinstance(v, str),
+           "true or false": lambda v: isinstance(v, bool),
+           "a list of numbers": lambda v: isinstance(v, list) and all(map(is_number, v))}
+
+
+def check_context(context, path, kinds):
+    """A ReportError naming `path` and the field unless each field of `context` that `kinds`
+    ({field: kind}; "NAME_" stands for every field that starts so) names holds a value of its
+    kind: a report or a lesson would quote it as it stands ("x CPUs")."""
+    for field, value in context.items():
+        kind = kinds.get(field) or kinds.get(field.split("_")[0] + "_")
+        if kind and not IS_KIND[kind](value):
+            raise ReportError(f"{path}: the context's {field} is {json.dumps(value)}, not {kind}")
 
 
 def split_name(run_name):
@@ -1161,6 +1191,7 @@ def peer_figures(doc, path):
     if not doc["results"]:
         raise ReportError(f"{path} holds no results of bench/pytorch_peer.py")
     context = doc["context"]
+    check_context(context, path, PEER_CONTEXT)
     quick = ", a quick run (small sizes: a smoke test)" if context.get("quick") else ""
     peer = {"header": f"{doc['peer']}, {context.get('threads', '?')} threads{quick}",
             "seconds": {}, "train": {}}

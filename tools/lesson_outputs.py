@@ -61,7 +61,10 @@ TRIPTYCH_LESSON_OUTPUT=marked a lesson program prints each field that varies bet
 
 A stale block fails the check with the first line that differs. --write rewrites each stale block
 with the program's whole output, times included (say next to a block where its times were taken),
-and leaves the blocks that are up to date as they are. Standard library only.
+and leaves the blocks that are up to date as they are. A block whose ``` fence is never closed, or
+whose program fails (exits with an error status where the block has no edits, or is killed),
+fails the check too, though it is not called stale, and --write leaves its README as it was.
+Standard library only.
 """
 import argparse
 import os
@@ -86,6 +89,27 @@ FIELD = re.compile("(\u27e6.*?\u27e7|\u27e8.*?\u27e9)")
 
 class OutputError(Exception):
     pass
+
+
+class ProgramFailed(OutputError):
+    """A marked program that exited with an error status, or was killed, where its block expects
+    no failure: what it printed is not what its block quotes, so the block is not called stale.
+    `command` as a reader would type it, `ended` how it ended ("exit status 2"), `errors` the
+    lines of its error output."""
+
+    SHOWN = 5  # the lines of its error output the message shows
+
+    def __init__(self, command, ended, errors):
+        self.command, self.ended, self.errors = command, ended, errors
+        super().__init__(self.saying())
+
+    def saying(self, then=""):
+        """'COMMAND failed (exit status 2)THEN; its error output begins:' and its first lines."""
+        if not self.errors:
+            return f"{self.command} failed ({self.ended}){then}, with no error output"
+        shown = self.errors[:self.SHOWN] + (["..."] if len(self.errors) > self.SHOWN else [])
+        return (f"{self.command} failed ({self.ended}){then}; its error output begins:"
+                + "".join(f"\n    {line}" for line in shown))
 
 
 def machine_kind():
@@ -169,6 +193,20 @@ class Block:
         return " ".join([*(f"{k}={v}" for k, v in self.env.items()), self.program, *self.args])
 
 
+def closing_fence(lines, first):
+    """The index of the ``` line that closes the block whose body starts at lines[first]. A block
+    left open, to the end of the README or to the next output mark, is an OutputError naming the
+    line of its opening fence: its body would run on over the prose and blocks after it, which
+    the check would call stale and --write replace."""
+    for end in range(first, len(lines)):
+        if lines[end].startswith("```"):
+            return end
+        if re.match(r"<!--\s*output\b", lines[end]):
+            raise OutputError(f"line {first}: the output block has no closing ``` fence before "
+                              f"the next output mark, at line {end + 1}")
+    raise OutputError(f"line {first}: the output block has no closing ``` fence")
+
+
 def blocks(text):
     """Each marked output block of a README, as a Block."""
     lines = [line.strip() for line in text.split("\n")]  # a block may be a list item's
@@ -192,9 +230,7 @@ def blocks(text):
             continue
         if i + 1 >= len(lines) or not lines[i + 1].startswith("```"):
             raise OutputError(f"line {i + 1}: an output mark must stand right above a ``` block")
-        end = i + 2
-        while end < len(lines) and not lines[end].startswith("```"):
-            end += 1
+        end = closing_fence(lines, i + 2)
         edits, above = [], i - 1
         while above >= 0 and EDIT.match(lines[above]):
             edits.insert(0, Edit(*EDIT.match(lines[above]).groups()))
@@ -282,10 +318,20 @@ def run(bin_dir, block, edited, marked=True):
                               cwd=folder, capture_output=True, text=True, timeout=900)
     # An edited program may fail (that is often the exercise), but not crash.
     if done.returncode < 0 or (done.returncode != 0 and not block.edits):
-        raise OutputError(f"{name} {' '.join(block.args)} exited with "
-                          f"{done.returncode}:\n{done.stdout}{done.stderr}")
+        raise failure(block, name, done)
     printed = done.stdout + done.stderr if with_errors else done.stdout
     return printed.rstrip("\n").split("\n")
+
+
+def failure(block, name, done):
+    """The ProgramFailed of a run (`done`) of the block's program, quoted as `name`."""
+    command = " ".join([*(f"{k}={v}" for k, v in block.env.items()), name, *block.args])
+    if block.edits:
+        command += " (built with the edits above it)"
+    ended = (f"killed by signal {-done.returncode}" if done.returncode < 0
+             else f"exit status {done.returncode}")
+    errors = done.stderr.rstrip().split("\n") if done.stderr.strip() else []
+    return ProgramFailed(command, ended, errors)
 
 
 def compare(quoted, printed, compare_machine, part):
@@ -336,37 +382,57 @@ def check(root, bin_dir, only=None):
                     if recorded_on and "x86-64" in recorded_on and "(family " not in recorded_on:
                         # machine_kind() names the family and model of an x86 CPU: no machine is
                         # of this kind, so the block's errors would never be compared anywhere.
-                        problems.append(f"{where}:{block.mark + 1}: 'recorded on {recorded_on}' "
-                                        "names no CPU family and model, so no machine is of its "
-                                        "kind and its errors are never compared; record it again "
-                                        "(tools/lesson_outputs.py --write --only "
-                                        f"{block.program} --bin DIR)")
+                        problems.append(("other", f"{where}:{block.mark + 1}: 'recorded on "
+                                         f"{recorded_on}' names no CPU family and model, so no "
+                                         "machine is of its kind and its errors are never "
+                                         "compared; record it again (tools/lesson_outputs.py "
+                                         f"--write --only {block.program} --bin DIR)"))
                         continue
                     same_machine = recorded_on == here
                     skipped += recorded_on is not None and not same_machine
-                    differs = compare(lines[block.first:block.end], run(bin_dir, block, edited),
-                                      same_machine, block.part)
+                    try:
+                        printed = run(bin_dir, block, edited)
+                    except ProgramFailed as e:  # nothing to compare: not a stale quote
+                        problems.append(("failed", f"{where}:{block.mark + 1}: {e}"))
+                        continue
+                    differs = compare(lines[block.first:block.end], printed, same_machine,
+                                      block.part)
                     if differs:
                         edits = " (built with the edits above it)" if block.edits else ""
-                        problems.append(f"{where}:{block.mark + 1}: the output quoted for "
-                                        f"{block.command()}{edits} is stale, {differs}\n    "
-                                        "(rerun tools/lesson_outputs.py --write --bin DIR, and "
-                                        "read the prose around it again)")
+                        problems.append(("stale", f"{where}:{block.mark + 1}: the output quoted "
+                                         f"for {block.command()}{edits} is stale, {differs}\n    "
+                                         "(rerun tools/lesson_outputs.py --write --bin DIR, and "
+                                         "read the prose around it again)"))
             except OutputError as e:
-                problems.append(f"{where}: {e}")
+                problems.append(("other", f"{where}: {e}"))
     if count == 0 and not problems:  # a misspelt --only, say: checking nothing must not pass
         raise OutputError(f"no quoted output of {only}" if only else "no quoted output at all")
-    for problem in problems:
-        print(problem, file=sys.stderr)
     if problems:
-        print(f"lesson_outputs: {len(problems)} of {count} quoted outputs are stale",
-              file=sys.stderr)
+        report_problems(problems, count)
         return 1
     note = (f"; on this {here} machine the errors of {skipped} recorded elsewhere were not "
             "compared" if skipped else "")
     print(f"lesson_outputs: all {count} quoted outputs are what their programs print, times "
           f"excepted{note}")
     return 0
+
+
+def report_problems(problems, count):
+    """Prints each (kind, message) of `problems` and how many of the `count` quoted outputs each
+    kind holds: "stale", "failed" (its program failed, so nothing was compared) or "other" (a
+    malformed mark or block, or a program that is not there)."""
+    for _, message in problems:
+        print(message, file=sys.stderr)
+    counts = {kind: sum(k == kind for k, _ in problems) for kind in ("stale", "failed", "other")}
+    if counts["stale"]:
+        print(f"lesson_outputs: {counts['stale']} of {count} quoted outputs are stale",
+              file=sys.stderr)
+    if counts["failed"]:
+        print(f"lesson_outputs: {counts['failed']} of {count} quoted outputs were not compared: "
+              "their programs failed", file=sys.stderr)
+    if counts["other"]:
+        print(f"lesson_outputs: {counts['other']} other problems kept quoted outputs from being "
+              "checked", file=sys.stderr)
 
 
 def write(root, bin_dir, only=None):
@@ -386,7 +452,11 @@ def write(root, bin_dir, only=None):
             for block in reversed(marked):
                 if only is not None and block.program != only:
                     continue
-                printed = run(bin_dir, block, edited)
+                try:
+                    printed = run(bin_dir, block, edited)
+                except ProgramFailed as e:  # its output is no quote: the README stays as it is
+                    raise OutputError(f"{os.path.relpath(path, root)}:{block.mark + 1}: "
+                                      + e.saying(", so the README is left as it was"))
                 if only is None and compare(lines[block.first:block.end], printed,
                                             block.recorded_on == here, block.part) is None:
                     continue

@@ -242,9 +242,29 @@ def profile(triptych, args):
         if done.returncode != 0:
             raise report.ReportError(f"triptych profile {' '.join(args)} failed:\n"
                                      f"{done.stdout}{done.stderr}")
-        with open(out, encoding="utf-8") as f:
-            counted = json.load(f)
+        counted = profile_json(out, f"{triptych} profile {' '.join(args)} --seed 1 --json FILE")
     return {"cases": counted["cases"], "nvcc": counted.get("nvcc"), "kernels": counted["kernels"]}
+
+
+def profile_json(path, command):
+    """The counts `command` (a `triptych profile ... --json FILE`) wrote to `path`, or a
+    ReportError naming the command and what is wrong with them: no file, not JSON, or not an
+    object with its "cases" and "kernels"."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            counted = json.load(f)
+    except OSError as e:
+        raise report.ReportError(f"{command} wrote no counts to FILE ({e.strerror})")
+    except (ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
+        raise report.ReportError(f"{command} wrote counts that are not valid JSON ({e})")
+    if not isinstance(counted, dict):
+        raise report.ReportError(f"{command} wrote counts that are not a JSON object")
+    missing = [key for key in ("cases", "kernels") if key not in counted]
+    if missing:
+        raise report.ReportError(f"{command} wrote counts without \"{missing[0]}\"")
+    if not isinstance(counted["kernels"], list):
+        raise report.ReportError(f"{command} wrote counts whose \"kernels\" is not a list")
+    return counted
 
 
 def counted_sources(lessons, kind="counted"):
@@ -328,6 +348,10 @@ def load_bench_source(path):
     if not isinstance(build, dict) or not all(isinstance(v, str) for v in build.values()):
         raise report.ReportError(f"{path}: \"build\" names the run's context values the table "
                                  "needs, as strings ({\"triptych_eigen_blas\": \"off\"})")
+    if "benchmarks" in doc:  # a recorded run: its context is quoted above the table
+        if not isinstance(doc.get("context"), dict):
+            raise report.ReportError(f"{path}: the recorded run has no \"context\" object")
+        report.check_context(doc["context"], path, report.RUN_CONTEXT)
     return doc
 
 

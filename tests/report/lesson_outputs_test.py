@@ -5,7 +5,9 @@ fails, as do a missing or an extra line; an error figure is compared only on the
 was recorded on; a "part" block may quote a slice, and "..." skips lines; --write rewrites a
 stale block (and only a stale one) with what the program prints; a mark may set the program's
 environment, and a block may be a list item's, indented; an edit mark that is malformed or not
-above an output mark fails (edited_build_test.py builds and checks an edit).
+above an output mark fails (edited_build_test.py builds and checks an edit); a block without its
+closing fence, and a program that fails, are named as such, not called stale, and --write leaves
+their README as it was.
 
     lesson_outputs_test.py --tool tools/lesson_outputs.py
 """
@@ -27,6 +29,12 @@ marked = os.environ.get("TRIPTYCH_LESSON_OUTPUT") == "marked"
 measured = (lambda t: "\u27e6" + t + "\u27e7") if marked else (lambda t: t)
 machine = (lambda t: "\u27e8" + t + "\u27e9") if marked else (lambda t: t)
 time = os.environ.get("FAKE_TIME", "1.25 ms")
+if sys.argv[1:] != ["7"]:  # as a lesson program refuses an argument it does not take
+    print(f"usage: {os.path.basename(sys.argv[0])} [SEED]", file=sys.stderr)
+    print(f"{os.path.basename(sys.argv[0])}: unknown argument {sys.argv[-1]}", file=sys.stderr)
+    for i in range(3, 9):
+        print(f"  error line {i}", file=sys.stderr)
+    sys.exit(2)
 print(f"seed 7 (replay: build/lessons/{os.path.basename(sys.argv[0])} 7)")
 print(f"threads {os.environ.get('OMP_NUM_THREADS')}")
 print()
@@ -318,6 +326,74 @@ class LessonOutputs(unittest.TestCase):
             text = f"<!-- output: {command} -->\n```\nx\n```\n"
             block = next(lesson_outputs.blocks(text))
             self.assertEqual(lesson_outputs.records_accesses(block), records, command)
+
+    def test_a_block_without_its_closing_fence_is_named_not_called_stale(self):
+        # It ran on to the end of the README: the check called it stale, and --write replaced
+        # the prose after it with the program's output.
+        text = f"# Lesson 99\n\n<!-- output: lesson_99_test 7 -->\n```\n{QUOTED}\n\nEnd.\n"
+        with open(self.readme_path, "w", encoding="utf-8") as f:
+            f.write(text)
+        self.assert_fails("README.md: line 4: the output block has no closing ``` fence\n")
+        self.assertNotIn("stale", self.run_tool()[1])
+        code, output = self.run_tool("--write")
+        self.assertEqual(code, 1, output)
+        self.assertIn("README.md: line 4: the output block has no closing ``` fence", output)
+        with open(self.readme_path, encoding="utf-8") as f:
+            self.assertEqual(f.read(), text)
+        # Left open up to the next block, whose opening fence it would take for its closing one.
+        text = text.replace("\nEnd.\n", f"<!-- output: lesson_99_test 7 -->\n```\n{QUOTED}\n```\n")
+        with open(self.readme_path, "w", encoding="utf-8") as f:
+            f.write(text)
+        self.assert_fails("README.md: line 4: the output block has no closing ``` fence before "
+                          "the next output mark, at line 12")
+        self.assertEqual(self.run_tool("--write")[0], 1)
+        with open(self.readme_path, encoding="utf-8") as f:
+            self.assertEqual(f.read(), text)
+
+    def test_a_program_that_fails_is_named_with_its_status_and_errors_not_called_stale(self):
+        self.readme(QUOTED, options=" --bogus")  # the program refuses the argument, status 2
+        with open(self.readme_path, encoding="utf-8") as f:
+            text = f.read()
+        code, output = self.run_tool()
+        self.assertEqual(code, 1, output)
+        self.assertIn("README.md:5: build/lessons/lesson_99_test 7 --bogus failed (exit status 2); "
+                      "its error output begins:\n    usage: lesson_99_test [SEED]\n    "
+                      "lesson_99_test: unknown argument --bogus\n", output)
+        self.assertIn("error line 5\n    ...\n", output)  # its first lines only
+        self.assertNotIn("error line 6", output)
+        self.assertIn("1 of 1 quoted outputs were not compared: their programs failed", output)
+        self.assertNotIn("stale", output)
+        code, output = self.run_tool("--write")
+        self.assertEqual(code, 1, output)
+        self.assertIn("README.md:5: build/lessons/lesson_99_test 7 --bogus failed (exit status 2), "
+                      "so the README is left as it was; its error output begins:", output)
+        with open(self.readme_path, encoding="utf-8") as f:
+            self.assertEqual(f.read(), text)
+
+    def test_an_edited_program_may_fail_but_not_be_killed(self):
+        sys.path.insert(0, os.path.dirname(TOOL))
+        import lesson_outputs  # noqa: E402  (the tool itself: run a block of an exercise's edit)
+        edited = os.path.join(self.bin, "edited")
+
+        class Built:  # stands in for EditedPrograms: the program as built with the edits
+            def path(self, *_):
+                return edited
+        text = ("<!-- edit: x.cu: `a` \u2192 `b` -->\n<!-- output: lesson_99_test 7; part -->\n"
+                "```\nwrong\n```\n")
+        block = next(lesson_outputs.blocks(text))
+        for body, expected in (("echo wrong; echo broken >&2; exit 1", None),
+                               ("echo broken >&2; kill -9 $$", "killed by signal 9")):
+            with open(edited, "w", encoding="utf-8") as f:
+                f.write(f"#!/bin/sh\n{body}\n")
+            os.chmod(edited, 0o755)
+            if expected is None:  # an exercise's edit that breaks the program, on purpose
+                self.assertEqual(lesson_outputs.run(self.bin, block, Built()), ["wrong"])
+                continue
+            with self.assertRaises(lesson_outputs.ProgramFailed) as failed:
+                lesson_outputs.run(self.bin, block, Built())
+            self.assertEqual(str(failed.exception),
+                             "build/lessons/lesson_99_test 7 (built with the edits above it) "
+                             f"failed ({expected}); its error output begins:\n    broken")
 
     def test_a_program_that_fails_or_is_missing_fails_the_check(self):
         self.readme(QUOTED)

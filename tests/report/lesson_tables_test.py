@@ -262,6 +262,41 @@ class BenchTables(LessonFolder):
         self.assertIn("lacks 2 of its 2 rows", result.stdout)
         self.assertIn("No run has been recorded for this table yet", self.text())
 
+    def test_context_fields_of_the_wrong_kind_are_refused_before_anything_is_written(self):
+        # They were written into the README as they stood: "x CPUs × 2800 MHz".
+        rows = [("copy/host/65536", 40.0, 13.1), ("relu_forward/cpu_naive/65536", 500.0, 1.05)]
+        readme = self.text()
+        with open(self.source, encoding="utf-8") as f:
+            source = f.read()
+        for field, value, kind in (("num_cpus", "x", "a whole number"),
+                                   ("triptych_omp_threads", 2, "a string")):
+            run = cpu_run(rows)
+            run["context"][field] = value
+            path = os.path.join(self.dir, "run.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(run, f)
+            result = self.tool("--from", path)
+            self.assertEqual(result.returncode, 1, result.stdout)
+            self.assertEqual(result.stderr, f"lesson_tables.py: {path}: the context's {field} is "
+                                            f"{json.dumps(value)}, not {kind}\n")
+            self.assertEqual(self.text(), readme)
+            with open(self.source, encoding="utf-8") as f:
+                self.assertEqual(f.read(), source)
+        # A recorded source edited by hand is refused too.
+        self.assertEqual(self.record(rows).returncode, 0)
+        readme = self.text()
+        with open(self.source, encoding="utf-8") as f:
+            recorded = json.load(f)
+        recorded["context"]["num_cpus"] = "x"
+        with open(self.source, "w", encoding="utf-8") as f:
+            json.dump(recorded, f)
+        for mode in ("--write", "--check"):
+            result = self.tool(mode)
+            self.assertEqual(result.returncode, 1, result.stdout)
+            self.assertEqual(result.stderr, f"lesson_tables.py: {self.source}: the context's "
+                                            "num_cpus is \"x\", not a whole number\n")
+            self.assertEqual(self.text(), readme)
+
     def test_a_table_of_one_build_takes_only_that_builds_runs(self):
         with open(self.source, "w", encoding="utf-8") as f:
             json.dump({"command": "build-noblas/bench/triptych_bench", "rows": BENCH_ROWS,
@@ -403,9 +438,13 @@ kernels = [kernel]
 if os.environ.get("FAKE_TWINS"):  # a second instance of the same template
     kernels.append(dict(kernel, kernel="void triptych::gpu_naive::(anonymous namespace)::"
                         "scale_kernel<8, triptych::gpu_naive::(anonymous namespace)::Rows>(long)"))
+counts = {"cases": 1, "nvcc": os.environ.get("FAKE_NVCC", "13.0.88") or None, "kernels": kernels}
+broken = os.environ.get("FAKE_BROKEN", "")  # "json": cut short; a key: the counts without it
 with open(args[args.index("--json") + 1], "w") as f:
-    json.dump({"cases": 1, "nvcc": os.environ.get("FAKE_NVCC", "13.0.88") or None,
-               "kernels": kernels}, f)
+    if broken == "json":
+        f.write('{"cases": 1, "kernels": [')
+    else:
+        json.dump({k: v for k, v in counts.items() if k != broken}, f)
 """
 
 
@@ -423,9 +462,27 @@ class CountedTables(LessonFolder):
             f.write(FAKE_TRIPTYCH)
         os.chmod(self.triptych, 0o755)
 
-    def tool(self, *args, sectors="64", twins="", nvcc="13.0.88", registers="18"):
+    def tool(self, *args, sectors="64", twins="", nvcc="13.0.88", registers="18", broken=""):
         return super().tool(*args, env=dict(os.environ, FAKE_SECTORS=sectors, FAKE_TWINS=twins,
-                                            FAKE_NVCC=nvcc, FAKE_REGISTERS=registers))
+                                            FAKE_NVCC=nvcc, FAKE_REGISTERS=registers,
+                                            FAKE_BROKEN=broken))
+
+    def test_counts_that_are_not_json_or_lack_a_key_are_named_with_the_command(self):
+        # They were "a recorded figure cannot be made into its table", naming neither.
+        source = os.path.join(self.lessons, "98_test", "counts.json")
+        with open(source, encoding="utf-8") as f:
+            recorded = f.read()
+        command = (f"{self.triptych} profile --op scale --backend gpu_naive --shape 64 --seed 1 "
+                   "--json FILE wrote counts")
+        for broken, why in (("json", "that are not valid JSON (Expecting value: line 1"),
+                            ("cases", 'without "cases"'), ("kernels", 'without "kernels"')):
+            for check in (("--count", self.triptych), ("--check", "--triptych", self.triptych)):
+                result = self.tool(*check, broken=broken)
+                self.assertEqual(result.returncode, 1, result.stderr)
+                self.assertEqual(result.stderr.count("\n"), 1, result.stderr)
+                self.assertIn(f"lesson_tables.py: {command} {why}", result.stderr)
+                with open(source, encoding="utf-8") as f:
+                    self.assertEqual(f.read(), recorded)  # nothing recorded
 
     def test_counts_become_the_table_and_a_recount_that_differs_fails_the_check(self):
         # Nothing recorded yet: the table cannot be written.

@@ -161,6 +161,14 @@ class BadInput(unittest.TestCase):
                 self.assert_fails_in_one_line(run_peer("train", "--data", data, "--limit", "1"),
                                               f"{path}: {why}")
 
+    def test_an_empty_out_is_refused(self):
+        # It was taken for no --out: the JSON went to stdout.
+        self.assert_fails_in_one_line(run_peer("gemm", "--quick", "--out", ""),
+                                      "--out '' names no file")
+        result = run_peer("gemm", "--quick", "--threads", "1")  # no --out at all: stdout
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(json.loads(result.stdout)["results"][0]["op"], "gemm")
+
     def test_an_out_in_a_missing_directory(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "missing", "peer.json")

@@ -944,6 +944,27 @@ class BadInput(ReportTest):
                             self.write_json(deep, "peer.json"))
         self.assert_fails_in_one_line(result, "is not the JSON of bench/pytorch_peer.py")
 
+    def test_context_fields_of_the_wrong_kind_are_refused_by_name(self):
+        # They went into report.md (and the lessons' tables) as they stood: "x × 2800 MHz".
+        for field, value, kind in (("num_cpus", "x", "a whole number"),
+                                   ("mhz_per_cpu", True, "a number"),
+                                   ("host_name", 7, "a string"),
+                                   ("triptych_cpu", ["AMD"], "a string"),
+                                   ("load_avg", ["high"], "a list of numbers")):
+            doc = simulator_run()
+            doc["context"][field] = value
+            path = self.write_json(doc)
+            result = run_report(path, os.path.join(self.tmp.name, "out"))
+            self.assert_fails_in_one_line(
+                result, f"{path}: the context's {field} is {json.dumps(value)}, not {kind}")
+        peer = peer_json(timed("gemm", "64x64x64", 1e-3))
+        peer["context"]["threads"] = "two"
+        peer_path = self.write_json(peer, "peer.json")
+        result = run_report(self.write_json(simulator_run()), os.path.join(self.tmp.name, "out"),
+                            peer_path)
+        self.assert_fails_in_one_line(
+            result, f"{peer_path}: the context's threads is \"two\", not a whole number")
+
     def test_json_not_from_triptych_bench(self):
         result = run_report(self.write_json({"context": {}, "benchmarks": []}),
                             os.path.join(self.tmp.name, "out"))
