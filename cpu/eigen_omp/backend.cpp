@@ -2,9 +2,12 @@
 // kernel is registered at the bottom of its file (see ops.hpp).
 #include <omp.h>
 
+#include <algorithm>
+
 #include "common/host_backend.hpp"
 #include "common/registry.hpp"
 #include "cpu/eigen_omp/ops.hpp"
+#include "cpu/eigen_omp/parallel.hpp"
 
 namespace triptych::cpu_eigen_omp {
 namespace {
@@ -24,6 +27,15 @@ public:
     std::vector<ConvAlgorithm> conv2d_algorithms() const override {
         return {ConvAlgorithm::direct, ConvAlgorithm::im2col, ConvAlgorithm::fft,
                 ConvAlgorithm::winograd};
+    }
+
+protected:
+    // An upload (a training batch) copied by slices, as every op splits its work (parallel.hpp):
+    // each thread writes the images it computes first.
+    void copy_to_backend(float* dst, const float* src, std::int64_t count) const override {
+        for_each_slice(count, 2, [&](std::int64_t begin, std::int64_t n) {
+            std::copy(src + begin, src + begin + n, dst + begin);
+        });
     }
 };
 

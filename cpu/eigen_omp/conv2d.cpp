@@ -235,19 +235,34 @@ void backward_weights_im2col(const Conv2dShape& s, const float* x, const float* 
     });
 }
 
-// db[k] = the sum of dy[n, k, p, q] over n, p, q, in that order. One pass over dy, the channels
-// shared among the threads (each channel summed by one thread, in the same order for any number
-// of them). On the calling thread alone, LeNet conv1's (1.2 MB of dy) kept the other core waiting.
+// db[k] = the sum of dy[n, k, p, q] over n, p, q: each chunk of bias_chunk_images images summed
+// into partial sums of its own (image by image, each plane's sum added in image order), then the
+// partials added in chunk order. The chunks are fixed by the shape, so the bits are the same for
+// any number of threads, and each thread sums the images it computed in every other layer
+// (parallel.hpp): summed channel by channel instead, each thread read every image, half of them
+// from the other core's cache.
+constexpr std::int64_t bias_chunk_images = 8;
+
 void bias_gradient(const Conv2dShape& s, const float* dy, float* db) {
     const std::int64_t PQ = s.P() * s.Q();
-    for_each_slice(s.K, s.N * PQ, [&](std::int64_t first, std::int64_t count) {
-        for (std::int64_t k = first; k < first + count; ++k) {
-            float sum = 0.0f;
-            for (std::int64_t n = 0; n < s.N; ++n)
-                sum += Eigen::Map<const Array>(dy + (n * s.K + k) * PQ, PQ).sum();
-            db[k] = sum;
-        }
-    });
+    const std::int64_t chunks = ceil_div(s.N, bias_chunk_images);
+    const auto partials = scratch(chunks * s.K);
+    for_each_batch(
+        chunks, bias_chunk_images * s.K * PQ, [&](std::int64_t begin, std::int64_t count) {
+            for (std::int64_t chunk = begin; chunk < begin + count; ++chunk) {
+                float* partial = partials.get() + chunk * s.K;
+                std::fill(partial, partial + s.K, 0.0f);
+                const std::int64_t first = chunk * bias_chunk_images;
+                const std::int64_t last = std::min(s.N, first + bias_chunk_images);
+                for (std::int64_t n = first; n < last; ++n)
+                    for (std::int64_t k = 0; k < s.K; ++k)
+                        partial[k] += Eigen::Map<const Array>(dy + (n * s.K + k) * PQ, PQ).sum();
+            }
+        });
+    Eigen::Map<Array> total(db, s.K);
+    total = Eigen::Map<const Array>(partials.get(), s.K);
+    for (std::int64_t chunk = 1; chunk < chunks; ++chunk)
+        total += Eigen::Map<const Array>(partials.get() + chunk * s.K, s.K);
 }
 
 void conv2d_forward(const Conv2dShape& s, ConvAlgorithm algorithm, const float* x, const float* w,

@@ -325,8 +325,9 @@ void transform_inputs(const Tiling& t, const std::vector<Segment>& runs, std::in
 }
 
 // The forward pass of a tiling: out[n, o] = sum_i in[n, i] correlated with the filters whose U
-// is given, plus bias[o] (none when bias is null). Blocks of tiles go to the threads as they
-// become free; each block is gathered, transformed, multiplied, transformed back and scattered.
+// is given, plus bias[o] (none when bias is null). Each thread takes one contiguous run of the
+// blocks of tiles; each block is gathered, transformed, multiplied, transformed back and
+// scattered.
 void correlate(const Tiling& t, const float* in, const std::vector<float>& U, const float* bias,
                float* out) {
     const std::int64_t block = t.block(), blocks = ceil_div(t.tiles(), block);
