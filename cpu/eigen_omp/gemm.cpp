@@ -14,10 +14,11 @@
 // machine (lessons/02_matmul_naive, "cpu_eigen_omp — a library", tells the story). So the
 // backend keeps OpenBLAS on one thread (use_one_thread_pool, called when it is made) and gemm
 // splits C among the OpenMP threads instead: each thread computes its panel of C's rows (or of
-// its columns, when C is wider than tall) with one single-threaded sgemm. One thread is not yet
-// no pool: OpenBLAS starts its pool as it loads, and the pool's threads spin for their first 2^28
-// cycles (OpenBLAS's default wait before a thread sleeps), taking a core from OpenMP's team at the
-// start of every program. use_one_thread_pool stops them as well.
+// its columns, when C is wider than tall and not a weight gradient) with one single-threaded
+// sgemm. One thread is not yet no pool: OpenBLAS starts its pool as it loads, and the pool's
+// threads spin for their first 2^28 cycles (OpenBLAS's default wait before a thread sleeps),
+// taking a core from OpenMP's team at the start of every program. use_one_thread_pool stops them
+// as well.
 #include <cblas.h>
 
 #include <algorithm>
@@ -52,14 +53,24 @@ constexpr std::int64_t panel_multiple = 16;
 // layer too.
 constexpr double parallel_multiply_adds = 5e5;
 
+// How a product's C is cut among the threads: into panels of rows, or of columns.
+//   longer_side  rows when C is taller than wide, else columns: each thread reads the part of opA
+//                (or of opB) its panel needs, and the smaller of the two whole.
+//   rows         rows wherever there are two panels of them: for C = A^T * B, a weight gradient
+//                (dW = dY^T * X, a sum over the batch), which the optimizer's update reads next,
+//                slice by slice (for_each_slice over W's rows). Cut into columns, each thread's
+//                slice of dW would be half written by the other thread, read from its cache
+//                (parallel.hpp); with MLP's 256 x 784 dW that cost more than reading X whole twice.
+enum class Panels { longer_side, rows };
+
 // c = alpha * opA * opB + beta * c on every OpenMP thread, thread t taking the t-th panel of C's
-// rows (tall C) or columns (wide C), a multiple of panel_multiple wide. Each panel is an
-// independent product: the rows of opA (or the columns of opB) it needs, times the other whole.
+// rows or columns (see Panels), a multiple of panel_multiple wide. Each panel is an independent
+// product: the rows of opA (or the columns of opB) it needs, times the other whole.
 template <typename OpA, typename OpB>
 void multiply_in_panels(const OpA& opA, const OpB& opB, Eigen::Map<RowMajorMatrix>& c, float alpha,
-                        float beta) {
+                        float beta, Panels panels = Panels::longer_side) {
     const std::int64_t M = c.rows(), N = c.cols(), K = opA.cols();
-    const bool by_rows = M >= N;
+    const bool by_rows = M >= N || (panels == Panels::rows && M >= 2 * panel_multiple);
     const std::int64_t length = by_rows ? M : N;
 #pragma omp parallel if (double(M) * N * K >= parallel_multiply_adds && \
                          length >= 2 * panel_multiple && !omp_in_parallel())
@@ -97,7 +108,8 @@ void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
     Eigen::Map<RowMajorMatrix> c(C, s.M, s.N);
     if (!s.trans_a && !s.trans_b) multiply_in_panels(a, b, c, s.alpha, s.beta);
     if (!s.trans_a && s.trans_b) multiply_in_panels(a, b.transpose(), c, s.alpha, s.beta);
-    if (s.trans_a && !s.trans_b) multiply_in_panels(a.transpose(), b, c, s.alpha, s.beta);
+    if (s.trans_a && !s.trans_b)  // a weight gradient's dY^T * X
+        multiply_in_panels(a.transpose(), b, c, s.alpha, s.beta, Panels::rows);
     if (s.trans_a && s.trans_b)
         multiply_in_panels(a.transpose(), b.transpose(), c, s.alpha, s.beta);
 }
