@@ -2,25 +2,26 @@
 //
 //   for_each_slice       one contiguous slice of the items per thread (elementwise ops: items are
 //                        elements; row-wise ops: items are rows). Eigen vectorises each slice.
-//   for_each_batch       the items in small batches, each thread taking one contiguous run of them
-//                        (large independent items: a convolution's images or planes).
+//   for_each_batch       for_each_slice's slices walked in small batches (large independent items:
+//                        a convolution's images or planes).
 //                        for_each_batch_with gives each thread a state of its own, made once.
 //   sum_in_fixed_chunks  a parallel sum whose bits do not depend on the number of threads: the
 //                        items are cut into chunks whose size depends only on the problem, each
 //                        chunk's partial sum lands in its own slot, and the slots are added in
 //                        chunk order. Any thread may compute any chunk; the result is the same.
 //
-// The same images go to the same thread in every pass. All three patterns cut the items into
-// contiguous runs in thread order, so in a training step thread t works on the same part of the
-// batch in every layer, forward and backward (for 64 images and 2 threads: images 0-31 and 32-63),
-// and the activations and gradients one layer writes are read by the next on the core that wrote
-// them, from its own caches. Where two cores share no cache (two dies or two sockets, or a
-// virtual machine whose host moves its two CPUs onto different dies, as ours does at times), a
-// tensor read by the other thread than the one that wrote it crosses between the caches, one line
-// at a time: the LeNet training step took far longer so while the batches went to whichever
-// thread was free (schedule(dynamic)) and the bias gradients were summed channel by channel. A
-// reduction over the batch (a bias gradient) therefore sums each thread's images into partial
-// sums, added in a fixed order, rather than giving each thread some channels of every image.
+// The same images go to the same thread in every pass. for_each_slice and for_each_batch cut the
+// items into the same contiguous runs in thread order, so in a training step thread t works on
+// the same part of the batch in every layer, forward and backward (for 64 images and 2 threads:
+// images 0-31 and 32-63), and what one layer writes, the next reads on the core that wrote it,
+// from its own caches. Where two cores share no cache (two dies or two sockets, or a virtual
+// machine whose host moves its two CPUs onto different dies, as ours does at times), a tensor that
+// one thread writes and the other reads crosses between the caches, one line at a time: LeNet's
+// training step took far longer so while the batches went to whichever thread was free
+// (schedule(dynamic)) and the bias gradients were summed channel by channel. So a reduction over
+// the batch sums each thread's images into partial sums, added in a fixed order (bias_gradient in
+// conv2d.cpp), rather than giving each thread some channels of every image; and a weight
+// gradient's GEMM is cut into rows, as the optimizer's update takes it (Panels in gemm.cpp).
 //
 // Both run on the calling thread alone when the work is small (waking the team costs a few
 // microseconds, more than a small op) or when they are called from inside a parallel region
@@ -61,22 +62,23 @@ void for_each_slice(std::int64_t items, std::int64_t item_size, Body body) {
     }
 }
 
-// Runs body(state, begin, count) over `items` items of `item_size` floats each, in batches of
-// about a quarter of an even share per thread, each thread taking one contiguous run of batches
-// (schedule(static): thread 0 the first quarter of them with 4 threads, the same in every call).
-// Each thread that takes part first makes its own state with make() (its scratch, its FFT plans:
-// whatever costs too much to set up per batch) and keeps it for every batch it takes. Each item
-// must be computed the same whichever thread takes it.
+// Runs body(state, begin, count) over `items` items of `item_size` floats each: thread t takes
+// the same contiguous run of items as for_each_slice gives it, the same in every call, and walks
+// it in batches of about a quarter of an even share. Each thread that takes part first makes its
+// own state with make() (its scratch, its FFT plans: whatever costs too much to set up per batch)
+// and keeps it for every batch it takes. Each item must be computed the same whichever thread and
+// batch take it.
 template <typename Make, typename Body>
 void for_each_batch_with(std::int64_t items, std::int64_t item_size, Make make, Body body) {
 #pragma omp parallel if (worth_threads(items * item_size))
     {
+        const std::int64_t threads = omp_get_num_threads();
+        const std::int64_t t = omp_get_thread_num();
+        const std::int64_t end = items * (t + 1) / threads;
+        const std::int64_t batch = std::max<std::int64_t>(1, items / (4 * threads));
         auto state = make();
-        const std::int64_t batch =
-            std::max<std::int64_t>(1, items / (4 * std::int64_t{omp_get_num_threads()}));
-#pragma omp for schedule(static)
-        for (std::int64_t begin = 0; begin < items; begin += batch)
-            body(state, begin, std::min(batch, items - begin));
+        for (std::int64_t begin = items * t / threads; begin < end; begin += batch)
+            body(state, begin, std::min(batch, end - begin));
     }
 }
 
