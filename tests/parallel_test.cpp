@@ -69,14 +69,12 @@ TEST_CASE(
     }
 }
 
-TEST_CASE(
-    "cpu_eigen_omp's convolution bias gradient gives the same bits for any number of threads",
-    "[parallel][conv2d]") {
+TEST_CASE("cpu_eigen_omp's convolution bias gradient gives the same bits for any number of threads",
+          "[parallel][conv2d]") {
     const Backend& b = backend("cpu_eigen_omp");
     Rng rng(testing::seed());
     // LeNet's conv1 with a batch that is not a multiple of the 8 images of a chunk.
-    const Conv2dShape s{.N = 61, .C = 1, .H = 28, .W = 28, .K = 6, .R = 5, .S = 5,
-                        .stride_h = 1, .stride_w = 1, .pad_h = 2, .pad_w = 2};
+    const Conv2dShape s{61, 1, 28, 28, 6, 5, 5, 1, 1, 2, 2};  // N C H W, K R S, strides, pads
     std::vector<float> x(s.N * s.C * s.H * s.W), dy(s.N * s.K * s.P() * s.Q());
     rng.uniform(x, -1, 1);
     rng.uniform(dy, -1, 1);
