@@ -189,8 +189,10 @@ class Block:
         self.part, self.recorded_on, self.first, self.end, self.edits = (part, recorded_on, first,
                                                                           end, edits)
 
-    def command(self):
-        return " ".join([*(f"{k}={v}" for k, v in self.env.items()), self.program, *self.args])
+    def command(self, program=None):
+        """The command the block quotes, with its program called `program` if one is given."""
+        return " ".join([*(f"{k}={v}" for k, v in self.env.items()), program or self.program,
+                         *self.args])
 
 
 def closing_fence(lines, first):
@@ -325,7 +327,7 @@ def run(bin_dir, block, edited, marked=True):
 
 def failure(block, name, done):
     """The ProgramFailed of a run (`done`) of the block's program, quoted as `name`."""
-    command = " ".join([*(f"{k}={v}" for k, v in block.env.items()), name, *block.args])
+    command = block.command(name)
     if block.edits:
         command += " (built with the edits above it)"
     ended = (f"killed by signal {-done.returncode}" if done.returncode < 0

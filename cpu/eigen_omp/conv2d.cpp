@@ -259,10 +259,7 @@ void bias_gradient(const Conv2dShape& s, const float* dy, float* db) {
                         partial[k] += Eigen::Map<const Array>(dy + (n * s.K + k) * PQ, PQ).sum();
             }
         });
-    Eigen::Map<Array> total(db, s.K);
-    total = Eigen::Map<const Array>(partials.get(), s.K);
-    for (std::int64_t chunk = 1; chunk < chunks; ++chunk)
-        total += Eigen::Map<const Array>(partials.get() + chunk * s.K, s.K);
+    add_in_chunk_order(partials.get(), chunks, s.K, db);
 }
 
 void conv2d_forward(const Conv2dShape& s, ConvAlgorithm algorithm, const float* x, const float* w,

@@ -1291,10 +1291,7 @@ void conv2d_backward_weights_direct(const Conv2dShape& s, const float* x, const 
             weight_gradient_chunk(s, x, dy, first, in, partial);
         }
     });
-    Eigen::Map<Array> total(dw, filter_size);
-    total = Eigen::Map<const Array>(partials.get(), filter_size);
-    for (std::int64_t chunk = 1; chunk < chunks; ++chunk)
-        total += Eigen::Map<const Array>(partials.get() + chunk * filter_size, filter_size);
+    add_in_chunk_order(partials.get(), chunks, filter_size, dw);
 }
 
 }  // namespace triptych::cpu_eigen_omp

@@ -181,9 +181,8 @@ void conv2d_backward_weights_shifted(const Conv2dShape& s, const float* x, const
             }
         }
     });
-    Eigen::Map<Array> total(partials.get(), RS * KC);
-    for (std::int64_t chunk = 1; chunk < chunks; ++chunk)
-        total += Eigen::Map<const Array>(partials.get() + chunk * RS * KC, RS * KC);
+    add_in_chunk_order(partials.get(), chunks, RS * KC, partials.get());
+    const float* total = partials.get();  // (R*S, K, C)
     for (std::int64_t k = 0; k < s.K; ++k)
         for (std::int64_t c = 0; c < s.C; ++c)
             for (std::int64_t tap = 0; tap < RS; ++tap)

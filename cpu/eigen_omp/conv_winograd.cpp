@@ -763,9 +763,7 @@ void conv2d_backward_weights_winograd(const Conv2dShape& s, const float* x, cons
                 }
             }
         });
-    for (std::int64_t chunk = 1; chunk < chunks; ++chunk)  // chunk order
-        for (std::int64_t i = 0; i < sums; ++i)
-            partials[std::size_t(i)] += partials[std::size_t(chunk * sums + i)];
+    add_in_chunk_order(partials.data(), chunks, sums, partials.data());
     for (std::int64_t f = 0; f < s.K * s.C; ++f) {  // f = k C + c
         float m[16], rows[12];
         for (std::int64_t p = 0; p < points; ++p) m[p] = partials[std::size_t(p * s.K * s.C + f)];

@@ -9,6 +9,8 @@
 //                        items are cut into chunks whose size depends only on the problem, each
 //                        chunk's partial sum lands in its own slot, and the slots are added in
 //                        chunk order. Any thread may compute any chunk; the result is the same.
+//                        add_in_chunk_order is that last step for partial sums that are whole
+//                        arrays (a gradient summed over each chunk of images).
 //
 // The same images go to the same thread in every pass. for_each_slice and for_each_batch cut the
 // items into the same contiguous runs in thread order, so in a training step thread t works on
@@ -19,9 +21,10 @@
 // one thread writes and the other reads crosses between the caches, one line at a time: LeNet's
 // training step took far longer so while the batches went to whichever thread was free
 // (schedule(dynamic)) and the bias gradients were summed channel by channel. So a reduction over
-// the batch sums each thread's images into partial sums, added in a fixed order (bias_gradient in
-// conv2d.cpp), rather than giving each thread some channels of every image; and a weight
-// gradient's GEMM is cut into rows, as the optimizer's update takes it (Panels in gemm.cpp).
+// the batch sums each thread's images into partial sums, added in a fixed order
+// (add_in_chunk_order, as bias_gradient in conv2d.cpp calls it), rather than giving each thread
+// some channels of every image; and a weight gradient's GEMM is cut into rows, as the optimizer's
+// update takes it (Panels in gemm.cpp).
 //
 // Both run on the calling thread alone when the work is small (waking the team costs a few
 // microseconds, more than a small op) or when they are called from inside a parallel region
@@ -35,6 +38,7 @@
 #include <vector>
 
 #include "common/math.hpp"
+#include "cpu/eigen_omp/eigen.hpp"
 
 namespace triptych::cpu_eigen_omp {
 
@@ -70,16 +74,12 @@ void for_each_slice(std::int64_t items, std::int64_t item_size, Body body) {
 // batch take it.
 template <typename Make, typename Body>
 void for_each_batch_with(std::int64_t items, std::int64_t item_size, Make make, Body body) {
-#pragma omp parallel if (worth_threads(items * item_size))
-    {
-        const std::int64_t threads = omp_get_num_threads();
-        const std::int64_t t = omp_get_thread_num();
-        const std::int64_t end = items * (t + 1) / threads;
-        const std::int64_t batch = std::max<std::int64_t>(1, items / (4 * threads));
+    for_each_slice(items, item_size, [&](std::int64_t first, std::int64_t count) {
+        const std::int64_t batch = std::max<std::int64_t>(1, items / (4 * omp_get_num_threads()));
         auto state = make();
-        for (std::int64_t begin = items * t / threads; begin < end; begin += batch)
-            body(state, begin, std::min(batch, end - begin));
-    }
+        for (std::int64_t begin = first; begin < first + count; begin += batch)
+            body(state, begin, std::min(batch, first + count - begin));
+    });
 }
 
 // for_each_batch_with without a state: body(begin, count); body may set up per-call scratch,
@@ -107,6 +107,17 @@ double sum_in_fixed_chunks(std::int64_t items, std::int64_t item_size, PartialSu
     double total = 0.0;
     for (double partial : partials) total += partial;  // chunk order, whoever computed them
     return total;
+}
+
+// total = the sum of `chunks` partial sums of `size` floats each, laid one after another from
+// `partials`, added in chunk order: the bits do not depend on which thread computed which chunk.
+// total may be partials itself (the first chunk's sum is then overwritten by the total).
+inline void add_in_chunk_order(const float* partials, std::int64_t chunks, std::int64_t size,
+                               float* total) {
+    Eigen::Map<Array> sum(total, size);
+    sum = Eigen::Map<const Array>(partials, size);
+    for (std::int64_t chunk = 1; chunk < chunks; ++chunk)
+        sum += Eigen::Map<const Array>(partials + chunk * size, size);
 }
 
 }  // namespace triptych::cpu_eigen_omp
