@@ -163,6 +163,9 @@ void add_context(const Options& options) {
     benchmark::AddCustomContext("triptych_build_type", TRIPTYCH_BUILD_TYPE);
     benchmark::AddCustomContext("triptych_compiler", TRIPTYCH_CXX_COMPILER);
     benchmark::AddCustomContext("triptych_cpu", cpu_description());
+    // Whether two of the CPUs shared a cache as the run started (common/machine.hpp): on a virtual
+    // machine the host may move them, and a parallel op's time with them.
+    benchmark::AddCustomContext("triptych_cpu_round_trip", describe(cache_line_round_trip()));
     benchmark::AddCustomContext("triptych_omp_threads", std::to_string(omp_get_max_threads()));
     benchmark::AddCustomContext("triptych_openblas_threads",
                                 std::to_string(openblas_get_num_threads()));

@@ -1135,6 +1135,10 @@ def machine_section(doc, machine, json_name):
         ("Eigen over BLAS", c.get("triptych_eigen_blas", "?")),
         ("GPU", machine.gpu),
     ]
+    if "triptych_cpu_round_trip" in c:  # runs before it have none
+        facts.insert(5, ("a cache line's round trip",
+                         f"{c['triptych_cpu_round_trip']}, as the run started (tens of ns where "
+                         "two cores share an L3 cache, hundreds where they do not)"))
     if machine.has_gpu:
         facts += [("GPU SMs", c.get("triptych_gpu_sms", "?")),
                   ("GPU memory", f"{c.get('triptych_gpu_memory_gib', '?')} GiB"),

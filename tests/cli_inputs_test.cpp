@@ -2,14 +2,18 @@
 // not have, output files it could not write as promised, and simulator settings it does not take.
 // Each refusal is one line on stderr, naming the option or variable and the value, and a non-zero
 // exit; nothing it was asked to write is touched.
+#include <pthread.h>
+#include <sched.h>
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <regex>
 #include <string>
 #include <utility>
 
@@ -276,6 +280,46 @@ TEST_CASE("a /proc line is read in kB, and a line that is not there or not in kB
     CHECK(proc_kilobytes("/proc/self/status", "VmData") > 0);
     CHECK(available_memory() > 0);
     CHECK(available_memory() % 1024 == 0);
+}
+
+TEST_CASE(
+    "a cache line's round trip is measured between the first two CPUs this thread may use, and "
+    "not where it may use one",
+    "[cli]") {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    REQUIRE(pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) == 0);
+    int first = -1, second = -1;
+    for (int cpu = 0; cpu < CPU_SETSIZE && second < 0; ++cpu)
+        if (CPU_ISSET(cpu, &allowed)) (first < 0 ? first : second) = cpu;
+    if (second >= 0) {
+        const RoundTrip trip = cache_line_round_trip();
+        CHECK(trip.first == first);
+        CHECK(trip.second == second);
+        const std::string cpus =
+            "between CPU " + std::to_string(first) + " and CPU " + std::to_string(second);
+        if (trip.nanoseconds > 0) {  // a busy machine may give up: ctest runs two tests at once
+            CHECK(trip.why_not.empty());
+            CHECK(describe(trip) == std::to_string(std::lround(trip.nanoseconds)) + " ns " + cpus);
+        } else {
+            CHECK(describe(trip) ==
+                  "not measured " + cpus + " (the CPUs were too busy to finish in half a second)");
+        }
+    }
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0);
+    const RoundTrip alone = cache_line_round_trip();
+    REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof allowed, &allowed) == 0);
+    CHECK(alone.first == -1);
+    CHECK(alone.nanoseconds == -1);
+    CHECK(describe(alone) == "not measured (this process may run on one CPU only)");
+
+    const std::string info = testing::cli_output("info");
+    CHECK(std::regex_search(
+        info, std::regex(R"(\nround trip:  ([0-9]+ ns between CPU [0-9]+ and CPU [0-9]+ for one )"
+                         R"(cache line, measured now \(tens of ns|not measured \())")));
 }
 
 #if !defined(__SANITIZE_ADDRESS__) && !TRIPTYCH_GPU_CUDA

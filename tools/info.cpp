@@ -25,7 +25,8 @@ int info_main(const Args& args) {
         std::puts(
             "usage: triptych info\n\n"
             "Prints the build flavor (cuda, sim or off), the compiler, the CPU (its model, and\n"
-            "the vector instructions the build compiled for), the CPU threads OpenMP uses, the\n"
+            "the vector instructions the build compiled for), the CPU threads OpenMP uses, how\n"
+            "long a cache line takes to go between two CPUs and back (measured as it runs), the\n"
             "memory triptych may take, the GPU (name, SMs, memory, compute capability) or\n"
             "'simulator' / 'none', and the backends.");
         return 0;
@@ -34,6 +35,13 @@ int info_main(const Args& args) {
     std::printf("compiler:    %s\n", TRIPTYCH_CXX_COMPILER);
     std::printf("CPU:         %s\n", cpu_description().c_str());
     std::printf("CPU threads: %d (OpenMP; set OMP_NUM_THREADS to change)\n", omp_get_max_threads());
+    if (const RoundTrip trip = cache_line_round_trip(); trip.nanoseconds > 0)
+        std::printf(
+            "round trip:  %s for one cache line, measured now (tens of ns where\n"
+            "             two cores share an L3 cache, hundreds where they do not: lesson 14)\n",
+            describe(trip).c_str());
+    else
+        std::printf("round trip:  %s\n", describe(trip).c_str());
     if (const unsigned long long cap = memory_cap(); cap != 0)
         std::printf(
             "memory:      at most %.1f GiB, what the machine had available at the start: a "

@@ -401,7 +401,7 @@ def render_bench(source_path, link):
     return (f"Measured on: host {c.get('host_name', '?')}, {cpu_text(c)}"
             f"{c.get('num_cpus', '?')} CPUs × {c.get('mhz_per_cpu', '?')} MHz, {c.get('date', '?')}, build "
             f"{c.get('triptych_build', '?')} ({c.get('triptych_build_type', '?')}{flags}), OpenMP "
-            f"threads {c.get('triptych_omp_threads', '?')}, {load_text(c)} when the run started; "
+            f"threads {c.get('triptych_omp_threads', '?')}, {start_text(c)} when the run started; "
             f"the median of {repetitions} repetitions of each row; recorded in [{name}]({link}) "
             "by tools/lesson_tables.py --from, from:\n\n"
             f"    {command}\n\n" + report.table(["row", "time", "rate"], body))
@@ -620,7 +620,7 @@ def render(section, source_path, link, options=""):
     where = (machine.gpu if machine.has_gpu else
              f"{c.get('triptych_cpu', 'the CPU')} ({c.get('num_cpus', '?')} × "
              f"{c.get('mhz_per_cpu', '?')} MHz, OpenMP threads {c.get('triptych_omp_threads', '?')}, "
-             f"{load_text(c)} when the run started)")
+             f"{start_text(c)} when the run started)")
     return (f"Measured on: {where}, host {c.get('host_name', '?')}, {c.get('date', '?')}, "
             f"build {c.get('triptych_build', '?')} ({c.get('triptych_build_type', '?')}); "
             f"recorded in [{os.path.basename(link)}]({link}) by "
@@ -633,9 +633,15 @@ def cpu_text(context):
     return f"{context['triptych_cpu']}, " if context.get("triptych_cpu") else ""
 
 
-def load_text(context):
+def start_text(context):
+    """'load average 0.10, 62 ns between CPU 0 and CPU 1 for a cache line's round trip': the
+    machine as a run started (runs recorded before triptych_bench measured the round trip have
+    only the load)."""
     load = context.get("load_avg")
-    return f"load average {load[0]:.2f}" if isinstance(load, list) and load else "load ?"
+    text = f"load average {load[0]:.2f}" if isinstance(load, list) and load else "load ?"
+    if "triptych_cpu_round_trip" in context:
+        text += f", {context['triptych_cpu_round_trip']} for a cache line's round trip"
+    return text
 
 
 def check_markers(path, text):

@@ -191,9 +191,10 @@ BENCH_README = """# Lesson 97
 BENCH_ROWS = ["copy/host/65536", "relu_forward/cpu_naive/65536"]
 
 
-def cpu_run(rows, cpu=None):
+def cpu_run(rows, cpu=None, round_trip=None):
     """A triptych_bench run on a CPU: the median of each of `rows` (name, microseconds, GB/s);
-    with `cpu`, the CPU triptych_bench names in its context (triptych_cpu)."""
+    with `cpu`, the CPU triptych_bench names in its context (triptych_cpu), with `round_trip` the
+    cache line's round trip it measured (triptych_cpu_round_trip)."""
     benchmarks = [{"name": f"{name}/real_time_median", "run_name": f"{name}/real_time",
                    "run_type": "aggregate", "aggregate_name": "median", "repetitions": 9,
                    "real_time": us, "cpu_time": us, "time_unit": "us", "bytes": gbs * 1e9}
@@ -207,6 +208,8 @@ def cpu_run(rows, cpu=None):
                    "relu_forward": {"counter": "bytes", "work": "8n", "table": "memory"}})}
     if cpu:
         context["triptych_cpu"] = cpu
+    if round_trip:
+        context["triptych_cpu_round_trip"] = round_trip
     return {"context": context, "benchmarks": benchmarks}
 
 
@@ -220,10 +223,10 @@ class BenchTables(LessonFolder):
             json.dump({"command": "build/bench/triptych_bench --benchmark_filter=65536",
                        "rows": BENCH_ROWS}, f)
 
-    def record(self, rows, cpu=None):
+    def record(self, rows, cpu=None, round_trip=None):
         path = os.path.join(self.dir, "run.json")
         with open(path, "w", encoding="utf-8") as f:
-            json.dump(cpu_run(rows, cpu), f)
+            json.dump(cpu_run(rows, cpu, round_trip), f)
         return self.tool("--from", path)
 
     def test_a_recorded_run_gives_each_row_its_median_under_the_machine_and_command(self):
@@ -244,13 +247,16 @@ class BenchTables(LessonFolder):
             f.write(text.replace("13.1 GB/s", "13.2 GB/s"))
         self.assertEqual(self.tool("--check").returncode, 1)
 
-    def test_a_run_that_names_its_cpu_names_it_in_the_measured_on_line(self):
+    def test_a_run_that_names_its_cpu_and_round_trip_names_them_in_the_measured_on_line(self):
         result = self.record([("copy/host/65536", 40.0, 13.1),
                               ("relu_forward/cpu_naive/65536", 500.0, 1.05)],
-                             cpu="AMD EPYC (family 25, model 17), code compiled for AVX2")
+                             cpu="AMD EPYC (family 25, model 17), code compiled for AVX2",
+                             round_trip="310 ns between CPU 0 and CPU 1")
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("Measured on: host cpuhost, AMD EPYC (family 25, model 17), code compiled "
                       "for AVX2, 2 CPUs × 2800 MHz, 2026-12-02T16:00:00+00:00", self.text())
+        self.assertIn("load average 0.25, 310 ns between CPU 0 and CPU 1 for a cache line's "
+                      "round trip when the run started;", self.text())
 
     def test_a_run_that_lacks_a_row_leaves_the_table_as_it_was_and_says_so(self):
         result = self.record([("copy/host/65536", 40.0, 13.1)])

@@ -113,6 +113,7 @@ def context(variants, gpu="no GPU (simulator build)", **extra):
             "triptych_build": "sim", "triptych_build_type": "Release",
             "triptych_compiler": "GNU 12.2.0", "triptych_omp_threads": "2",
             "triptych_cpu": "AMD EPYC (family 25, model 17), code compiled for AVX-512",
+            "triptych_cpu_round_trip": "62 ns between CPU 0 and CPU 1",
             "triptych_openblas_threads": "2", "triptych_eigen_blas": "on",
             "triptych_quick": "no", "triptych_variants": variants, "triptych_gpu": gpu, **extra}
 
@@ -189,12 +190,15 @@ def gpu_run():
                                        [9, "tensor_cores_tf32", False, "tf32"]],
                          "gpu_vendor": [[1, "cublas", True, "fp32"],
                                         [2, "cublas_tf32", False, "tf32"]]}}
-    return {"context": context(variants, gpu="NVIDIA H200", triptych_gpu_sms="132",
+    # Recorded by a triptych_bench from before it measured the CPUs' round trip: no such row.
+    doc = {"context": context(variants, gpu="NVIDIA H200", triptych_gpu_sms="132",
                                triptych_gpu_memory_gib="139.8",
                                triptych_versions=json.dumps(versions),
                                triptych_conv_shapes=json.dumps(
                                    {"lenet_conv1": "64,1,28,28,6,5,5,1,1,2,2",
                                     "tiny": "1,2,8,8,2,3,3,1,1,1,1"})), "benchmarks": rows}
+    del doc["context"]["triptych_cpu_round_trip"]
+    return doc
 
 
 def run_report(json_path, out, peer=None):
@@ -360,6 +364,9 @@ class WithoutGpu(OneReport):
         self.assertEqual(cell(machine, "host", "value"), "testhost")
         self.assertEqual(cell(machine, "CPU", "value"),
                          "AMD EPYC (family 25, model 17), code compiled for AVX-512")
+        self.assertEqual(cell(machine, "a cache line's round trip", "value"),
+                         "62 ns between CPU 0 and CPU 1, as the run started (tens of ns where two "
+                         "cores share an L3 cache, hundreds where they do not)")
         for png in ("gemm_gflops.png", "gemm_speedup.png", "relu_bandwidth.png",
                     "memory_bandwidth.png"):
             with open(os.path.join(self.out, png), "rb") as f:
@@ -535,6 +542,9 @@ class ConvolutionAndPeer(OneReport):
 
 class WithGpu(OneReport):
     make_run = staticmethod(gpu_run)
+
+    def test_a_run_that_measured_no_round_trip_has_no_such_row(self):
+        self.assertNotIn("a cache line's round trip", column(self.tables["Machine"], ""))
 
     def test_gpu_kernels_are_shown_as_a_percentage_of_gpu_vendor(self):
         table = self.tables["GPU kernels as % of gpu_vendor (cuBLAS)"]
