@@ -4,6 +4,8 @@
 // continues the same curve; a damaged checkpoint is refused; Ctrl-C while it draws the chart is a
 // failure, not a warning.
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -393,4 +396,33 @@ TEST_CASE(
             left.push_back(entry.path());
         CHECK(left == std::vector<fs::path>{csv});
     }
+}
+
+TEST_CASE(
+    "`triptych train --profile` on a CPU backend ends with the cache line's round trip between "
+    "two CPUs before and after the steps, where the run may use two",
+    "[cli][train]") {
+    const testing::ScratchDirectory dir("train-cli-profile");
+    const std::string out = " --out " + quoted(dir.path);
+    const std::string profiled = testing::cli_output(tiny_run + " --profile" + out);
+    CHECK_THAT(profiled, Contains("\nper step, ms (mean over 4 steps):\n"));
+    // A busy machine may give up on either measurement (ctest runs two tests at once).
+    const std::regex round_trip(
+        R"(\nCPU [0-9]+ <-> CPU [0-9]+, a cache line's round trip: ([0-9]+ ns|not measured )"
+        R"(\([a-z ]+\)) before the steps, ([0-9]+ ns|not measured \([a-z ]+\)) after\n)"
+        R"(\(tens of ns: the two cores share an L3 cache; hundreds: they do not)");
+    CHECK(std::regex_search(profiled, round_trip));
+    // Limited to one CPU (as the run inherits this thread's) it has no pair to measure, and says
+    // nothing of one.
+    cpu_set_t allowed, one;
+    REQUIRE(pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) == 0);
+    CPU_ZERO(&one);
+    for (int cpu = 0; cpu < CPU_SETSIZE && CPU_COUNT(&one) == 0; ++cpu)
+        if (CPU_ISSET(cpu, &allowed)) CPU_SET(cpu, &one);
+    REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0);
+    const std::string alone = testing::cli_output(tiny_run + " --profile" + out);
+    REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof allowed, &allowed) == 0);
+    CHECK_THAT(alone, Contains("\nper step, ms (mean over 4 steps):\n"));
+    CHECK_THAT(alone, !Contains("round trip"));
+    CHECK_THAT(testing::cli_output(tiny_run + out), !Contains("round trip"));
 }

@@ -9,9 +9,11 @@
 // OUT/<model>_<backend>.png its chart (tools/plot_training.py, drawn at the end); both are written
 // under a temporary name and renamed. --save writes a checkpoint after every epoch, --load
 // resumes one: the run and its loss curve continue where the checkpoint stopped. --profile adds
-// where a step's time goes, per layer and per phase. Under TRIPTYCH_LESSON_OUTPUT=marked the
-// times, and the losses and accuracies (whose last digits depend on the machine), are marked
-// (common/output_marks.hpp), so that the outputs lessons 13 and 14 quote are checked.
+// where a step's time goes, per layer and per phase (and, on a CPU backend, how long a cache line
+// took between two CPUs before and after the steps: it changes those times). Under
+// TRIPTYCH_LESSON_OUTPUT=marked the times, and the losses and accuracies (whose last digits depend
+// on the machine), are marked (common/output_marks.hpp), so that the outputs lessons 13 and 14
+// quote are checked.
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,6 +32,7 @@
 
 #include "common/errors.hpp"
 #include "common/idx.hpp"
+#include "common/machine.hpp"
 #include "common/nn/checkpoint.hpp"
 #include "common/nn/models.hpp"
 #include "common/nn/optimizer.hpp"
@@ -90,7 +93,8 @@ void print_help() {
         "  --profile         after training, where a step's time goes: per layer (forward and\n"
         "                    backward ms per batch) and per phase (upload, forward, loss,\n"
         "                    backward, update). Every layer and phase is synchronized for it,\n"
-        "                    which slows a GPU run a little\n"
+        "                    which slows a GPU run a little. On a CPU backend, also how long\n"
+        "                    a cache line took between two CPUs before and after the steps\n"
         "  --overlap on|off  GPU backends: upload the next batch on a copy stream, from pinned\n"
         "                    memory, while this one computes (lesson 16); default off\n"
         "  --graph on|off    GPU backends: capture a whole step (forward, loss, backward,\n"
@@ -404,6 +408,23 @@ void print_phase_times(const nn::PhaseTimes& p, std::int64_t steps) {
                 measured_number("%.3f", total / double(steps) * 1e3).c_str());
 }
 
+// The CPUs' cache-line round trip before and after the steps (common/machine.hpp), where the run
+// may use two CPUs. On a virtual machine the host may move two CPUs that shared a cache onto
+// different dies, or back, while a run trains; a profile taken across such a move has layers
+// that took longer for it.
+void print_round_trips(const RoundTrip& before, const RoundTrip& after) {
+    if (before.first < 0) return;
+    const auto time = [](const RoundTrip& trip) {
+        return trip.nanoseconds < 0 ? "not measured (" + trip.why_not + ")"
+                                    : measured_number("%.0f", trip.nanoseconds) + " ns";
+    };
+    std::printf(
+        "\nCPU %d <-> CPU %d, a cache line's round trip: %s before the steps, %s after\n"
+        "(tens of ns: the two cores share an L3 cache; hundreds: they do not, and a layer\n"
+        "whose threads read what the other wrote takes longer; lesson 14)\n",
+        before.first, before.second, time(before).c_str(), time(after).c_str());
+}
+
 void add(nn::PhaseTimes& sum, const nn::PhaseTimes& p) {
     sum.upload += p.upload;
     sum.forward += p.forward;
@@ -490,6 +511,8 @@ int train_main(const Args& args) {
             b.name().c_str());
 
     const std::int64_t steps = steps_per_epoch(data.train, s.batch);
+    const bool round_trips = s.profile && b.device_kind() == DeviceKind::Cpu;
+    const RoundTrip before = round_trips ? cache_line_round_trip() : RoundTrip{};
     nn::PhaseTimes phases;
     std::int64_t steps_timed = 0;
     std::printf("\n%-7s %11s %14s %9s %10s\n", "epoch", "train loss", "test accuracy", "seconds",
@@ -549,6 +572,7 @@ int train_main(const Args& args) {
                 "(--graph: only the steps that ran layer by layer are in this table; the others\n"
                 "replayed a graph, timed below as one phase)\n");
         print_phase_times(phases, steps_timed);
+        if (round_trips) print_round_trips(before, cache_line_round_trip());
     }
     if (!s.save.empty()) std::printf("\ncheckpoint: %s\n", s.save.c_str());
     // The chart last: the training, its CSV and its checkpoint are complete whether or not a
