@@ -2,7 +2,9 @@
 // lines, and deadlocks between __syncthreads() and a warp operation. The simulator must report each
 // one from launch(); the tests look for the file:line of every barrier involved, which this file
 // exports next to the barriers (a test also checks that each exported line holds that barrier).
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "gpu/runtime/cuda.hpp"
 #include "tests/sim/device_array.hpp"
@@ -37,6 +39,19 @@ __global__ void throw_between_barriers_kernel(int thrower, float* out) {
     require_not_thrower(i, thrower);
     __syncthreads();
     out[i] = slot[(threadIdx.x + 1) % failures_block];
+}
+
+// Thread 0 of blocks `slow` and `fast` throws, the slow one only after a pause (in the simulator:
+// it runs on the CPU, and may sleep): with two workers, the fast block's error comes first.
+__global__ void throw_in_two_blocks_kernel(int slow, int fast, float* out) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+#if !defined(__CUDACC__)
+    if (int(blockIdx.x) == slow && threadIdx.x == 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+#endif
+    if (int(blockIdx.x) == slow || int(blockIdx.x) == fast)
+        require_not_thrower(i, int(blockIdx.x * blockDim.x));
+    out[i] = 1.0f;
 }
 
 __global__ void throw_in_every_block_kernel(float* out) {
@@ -154,6 +169,12 @@ void throw_between_barriers(int blocks, int thrower) {
 void throw_from_every_block(int blocks) {
     DeviceArray<float> out(std::int64_t(blocks) * failures_block);
     gpu::launch(throw_in_every_block_kernel, dim3(blocks), dim3(failures_block), 0, out.get());
+}
+
+void throw_from_two_blocks(int blocks, int slow, int fast) {
+    DeviceArray<float> out(std::int64_t(blocks) * failures_block);
+    gpu::launch(throw_in_two_blocks_kernel, dim3(blocks), dim3(failures_block), 0, slow, fast,
+                out.get());
 }
 
 void divergent_barrier() {

@@ -60,6 +60,17 @@ TEST_CASE("exceptions thrown in many blocks at once come out of launch() as one 
     check_simulator_still_works();
 }
 
+TEST_CASE(
+    "a launch whose blocks fail reports its lowest-numbered failing block, even when another block "
+    "fails first",
+    "[sim][failures]") {
+    // Block 1 throws 100 ms late. With two workers, one of them runs blocks 2 to 6 meanwhile, and
+    // block 6's error came out of launch() while the failures went by time.
+    CHECK_THAT(message_of<InvalidArgument>([] { throw_from_two_blocks(8, 1, 6); }),
+               Contains("thread 128 was told to throw"));
+    check_simulator_still_works();
+}
+
 TEST_CASE("threads at two different __syncthreads() lines are reported with both file:lines",
           "[sim][failures][barrier]") {
     check_exported_line(divergent_barrier_file, divergent_barrier_even_line, "__syncthreads()");

@@ -156,6 +156,9 @@ void throw_from_thread(int blocks, int thrower);
 void throw_between_barriers(int blocks, int thrower);
 // Thread 0 of every block throws.
 void throw_from_every_block(int blocks);
+// Thread 0 of blocks `slow` and `fast` throws "thread <its global index> was told to throw", the
+// slow one after a pause.
+void throw_from_two_blocks(int blocks, int slow, int fast);
 
 // Even threads wait at one __syncthreads() line, odd threads at another.
 void divergent_barrier();

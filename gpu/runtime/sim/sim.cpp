@@ -1,6 +1,7 @@
 // The CUDA simulator's scheduler: how a grid of CUDA threads runs on a few CPU threads.
 //
-//   run_grid      checks the launch as a GPU would, then hands blocks to OpenMP threads.
+//   run_grid      checks the launch as a GPU would, then hands blocks to OpenMP threads; a
+//                 failed launch reports its lowest-numbered failing block.
 //   run_block     runs one block: every CUDA thread is a fiber on this OS thread. A pass resumes
 //                 each runnable thread (in the order the knob says) until it finishes or waits;
 //                 then waiting warps are released, then the block-wide barrier. If nothing can be
@@ -953,7 +954,12 @@ void run_grid(dim3 grid, dim3 block, std::size_t shared_bytes, std::source_locat
     const std::uint64_t blocks = std::uint64_t(grid.x) * grid.y * grid.z;
     const std::size_t threads = std::size_t(block.x) * block.y * block.z;
 
+    // A failed launch reports the failure of its lowest-numbered failing block, whichever worker
+    // got there first: the blocks are handed out in order, so every block below a failed one has
+    // been taken and runs to its end, and only the blocks above it are skipped. The report is then
+    // the same on every run (with the same thread order), however the workers were scheduled.
     std::exception_ptr first_error;
+    std::uint64_t failed_block = blocks;  // first_error's block; blocks - 1 at most
     std::mutex error_mutex;
 #pragma omp parallel if (blocks > 1) num_threads(simulator_threads(threads))
     {
@@ -971,14 +977,17 @@ void run_grid(dim3 grid, dim3 block, std::size_t shared_bytes, std::source_locat
         for (std::int64_t b = 0; b < std::int64_t(blocks); ++b) {
             {
                 std::lock_guard lock(error_mutex);
-                if (first_error) continue;  // a block failed: skip the rest
+                if (std::uint64_t(b) > failed_block) continue;  // a block before it failed
             }
             blockIdx = block_index(std::uint64_t(b), grid);
             try {
                 run_block(run, knob, std::uint64_t(b));
             } catch (...) {
                 std::lock_guard lock(error_mutex);
-                if (!first_error) first_error = std::current_exception();
+                if (std::uint64_t(b) < failed_block) {
+                    failed_block = std::uint64_t(b);
+                    first_error = std::current_exception();
+                }
             }
         }
         if (recording != nullptr) recorder::worker_end(recording);
