@@ -959,7 +959,7 @@ void run_grid(dim3 grid, dim3 block, std::size_t shared_bytes, std::source_locat
     // been taken and runs to its end, and only the blocks above it are skipped. The report is then
     // the same on every run (with the same thread order), however the workers were scheduled.
     std::exception_ptr first_error;
-    std::uint64_t failed_block = blocks;  // first_error's block; blocks - 1 at most
+    std::uint64_t failed_block = blocks;  // first_error's block, or `blocks` while none has failed
     std::mutex error_mutex;
 #pragma omp parallel if (blocks > 1) num_threads(simulator_threads(threads))
     {
