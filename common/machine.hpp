@@ -7,6 +7,7 @@
 // share a cache.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -41,7 +42,8 @@ struct RoundTrip {
     double nanoseconds = -1;      // the median round trip, or -1 where it was not measured
     std::string why_not;          // why not: one CPU, no pinning, or CPUs too busy to finish
 };
-RoundTrip cache_line_round_trip();
+// It gives up once `budget` has passed: on a busy machine each bounce may wait for a CPU.
+RoundTrip cache_line_round_trip(std::chrono::milliseconds budget = std::chrono::milliseconds(500));
 
 // "62 ns between CPU 0 and CPU 1", or why it was not measured.
 std::string describe(const RoundTrip& trip);

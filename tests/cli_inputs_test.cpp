@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -303,8 +304,15 @@ TEST_CASE(
             CHECK(describe(trip) == std::to_string(std::lround(trip.nanoseconds)) + " ns " + cpus);
         } else {
             CHECK(describe(trip) ==
-                  "not measured " + cpus + " (the CPUs were too busy to finish in half a second)");
+                  "not measured " + cpus + " (the CPUs were too busy to finish in 500 ms)");
         }
+        // The busy machine's branch, forced: no time at all to finish in.
+        const RoundTrip hurried = cache_line_round_trip(std::chrono::milliseconds(0));
+        CHECK(hurried.first == first);
+        CHECK(hurried.second == second);
+        CHECK(hurried.nanoseconds == -1);
+        CHECK(describe(hurried) ==
+              "not measured " + cpus + " (the CPUs were too busy to finish in 0 ms)");
     }
     cpu_set_t one;
     CPU_ZERO(&one);
