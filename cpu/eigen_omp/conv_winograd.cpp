@@ -344,9 +344,9 @@ void correlate(const Tiling& t, const float* in, const std::vector<float>& U, co
                                          Eigen::OuterStride<>(t.in));
                     const ConstStrided v(s.V.get() + p * t.in * block, t.in, tiles,
                                          Eigen::OuterStride<>(block));
-                    Strided m(s.M.get() + p * t.out * block, t.out, tiles,
-                              Eigen::OuterStride<>(block));
-                    m.noalias() = u * v;
+                    set_product(Strided(s.M.get() + p * t.out * block, t.out, tiles,
+                                        Eigen::OuterStride<>(block)),
+                                u, v);
                 }
                 for (std::int64_t o = 0; o < t.out; ++o) {
                     transform_back(s.rows(s.M, tiles, o * block, t.out * block),

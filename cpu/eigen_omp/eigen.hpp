@@ -11,10 +11,15 @@
 #include <Eigen/Core>
 #pragma GCC diagnostic pop
 
+#if defined(EIGEN_USE_BLAS)
+#include <cblas.h>
+#endif
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <type_traits>
 
 namespace triptych::cpu_eigen_omp {
 
@@ -43,6 +48,31 @@ using Scratch = std::unique_ptr<float[], AlignedDelete>;
 inline Scratch scratch(std::int64_t floats) {
     return Scratch(
         new (std::align_val_t{scratch_alignment}) float[static_cast<std::size_t>(floats)]);
+}
+
+// c = alpha * a * b, writing c without reading it. Eigen's `c.noalias() = alpha * a * b` first
+// sets c to zero and then adds the product into it: with EIGEN_USE_BLAS, a memset of c and an
+// sgemm with beta = 1, which reads c back as it adds. A deep product (a long sum behind each
+// float of c) does not notice those two extra passes over c; a shallow one does, such as
+// Winograd's 16 products of depth 64 per block of ResNet's 3x3 layer (conv_winograd.cpp), whose
+// forward pass ran measurably faster on an Intel Xeon through this (lesson 02, "What `=`
+// costs"). Over OpenBLAS it is one sgemm with beta = 0, which never reads c's old values (they
+// may be NaN); without EIGEN_USE_BLAS, Eigen's own product as above. c is a row-major matrix (a
+// Map, or a block of one); a and b are row-major matrices or transposes of them; all have unit
+// inner stride, and none is empty (sgemm refuses an empty matrix's strides).
+template <typename C, typename A, typename B>
+void set_product(C&& c, const A& a, const B& b, float alpha = 1.0f) {
+#if defined(EIGEN_USE_BLAS)
+    static_assert(std::decay_t<C>::IsRowMajor, "set_product writes row-major matrices");
+    const auto op = [](const auto& m) {
+        return std::decay_t<decltype(m)>::IsRowMajor ? CblasNoTrans : CblasTrans;
+    };
+    cblas_sgemm(CblasRowMajor, op(a), op(b), int(c.rows()), int(c.cols()), int(a.cols()), alpha,
+                a.data(), int(a.outerStride()), b.data(), int(b.outerStride()), 0.0f, c.data(),
+                int(c.outerStride()));
+#else
+    c.noalias() = alpha * a * b;
+#endif
 }
 
 }  // namespace triptych::cpu_eigen_omp

@@ -1,8 +1,9 @@
 // cpu_eigen_omp gemm: C = alpha * op(A) * op(B) + beta * C with Eigen.
 //
 // The raw row-major buffers are wrapped in Eigen::Map (no copy); `.transpose()` is free, it only
-// swaps strides. Eigen turns `c.noalias() = alpha * a * b` into one blocked, vectorised GEMM; with
+// swaps strides. Eigen turns `c.noalias() += alpha * a * b` into one blocked, vectorised GEMM; with
 // EIGEN_USE_BLAS (CMake option TRIPTYCH_EIGEN_BLAS, on by default) that GEMM is OpenBLAS's sgemm.
+// With beta = 0 it is set_product (eigen.hpp): the same GEMM, writing C without zeroing it first.
 // Eigen over BLAS runs at the openblas row's speed, pure Eigen slower, and much slower while other
 // work holds a core: hence BLAS by default. lessons/02_matmul_naive measures both builds.
 //
@@ -35,7 +36,7 @@ namespace {
 template <typename OpA, typename OpB, typename OpC>
 void multiply(const OpA& opA, const OpB& opB, OpC c, float alpha, float beta) {
     if (beta == 0.0f) {
-        c.noalias() = alpha * opA * opB;
+        set_product(c, opA, opB, alpha);
         return;
     }
     if (beta != 1.0f) c *= beta;
