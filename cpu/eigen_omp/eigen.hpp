@@ -50,7 +50,7 @@ inline Scratch scratch(std::int64_t floats) {
         new (std::align_val_t{scratch_alignment}) float[static_cast<std::size_t>(floats)]);
 }
 
-// c = alpha * a * b, writing c without reading it. Eigen's `c.noalias() = alpha * a * b` first
+// c = alpha * a * b, never reading c's old values. Eigen's `c.noalias() = alpha * a * b` first
 // sets c to zero and then adds the product into it: with EIGEN_USE_BLAS, a memset of c and an
 // sgemm with beta = 1, which reads c back as it adds. A deep product (a long sum behind each
 // float of c) does not notice those two extra passes over c; a shallow one does, such as

@@ -3,7 +3,7 @@
 // The raw row-major buffers are wrapped in Eigen::Map (no copy); `.transpose()` is free, it only
 // swaps strides. Eigen turns `c.noalias() += alpha * a * b` into one blocked, vectorised GEMM; with
 // EIGEN_USE_BLAS (CMake option TRIPTYCH_EIGEN_BLAS, on by default) that GEMM is OpenBLAS's sgemm.
-// With beta = 0 it is set_product (eigen.hpp): the same GEMM, writing C without zeroing it first.
+// With beta = 0 it is set_product (eigen.hpp): one sgemm at beta = 0, without Eigen's zeroing of C.
 // Eigen over BLAS runs at the openblas row's speed, pure Eigen slower, and much slower while other
 // work holds a core: hence BLAS by default. lessons/02_matmul_naive measures both builds.
 //
