@@ -98,6 +98,10 @@ constexpr std::int64_t lanes = 8;
 constexpr int vector_registers = 16;
 #endif
 using Vec = Eigen::Array<float, lanes, 1>;
+// One vector register of floats, as Eigen's packet functions take it (__m512 with AVX-512, __m256
+// with AVX2), and how many make a Vec (1, or 2 where a Vec of 16 floats is two AVX2 registers).
+using Packet = Eigen::internal::packet_traits<float>::type;
+constexpr int packets_per_vec = int(sizeof(Vec) / sizeof(Packet));
 constexpr bool many_registers = vector_registers >= 32;
 
 // Makes the compiler hold v in registers from here on: an empty asm statement that claims to
@@ -114,12 +118,10 @@ constexpr bool fits_in_registers(int sums, int shared) {
 
 inline void keep_in_register(Vec& v) {
 #if defined(__GNUC__) && defined(__AVX__)
-    using Packet = Eigen::internal::packet_traits<float>::type;
-    constexpr int per_vec = int(sizeof(Vec) / sizeof(Packet));
-    for (int i = 0; i < per_vec; ++i) {
-        Packet p = Eigen::internal::ploadu<Packet>(v.data() + i * lanes / per_vec);
+    for (int i = 0; i < packets_per_vec; ++i) {
+        Packet p = Eigen::internal::ploadu<Packet>(v.data() + i * lanes / packets_per_vec);
         asm("" : "+v"(p));  // "v": any vector register, AVX-512's upper 16 too
-        Eigen::internal::pstoreu(v.data() + i * lanes / per_vec, p);
+        Eigen::internal::pstoreu(v.data() + i * lanes / packets_per_vec, p);
     }
 #else
     (void)v;
@@ -131,16 +133,15 @@ inline void keep_in_register(Vec& v) {
 // 256-bit vectors), stored each Vec to the stack as two 8-float halves that the multiply-adds then
 // read back as one 16-float load: a load spanning two stores cannot take its data from them and
 // waits until both reach the cache. LeNet conv2's forward spent most of its time waiting on
-// those loads (perf annotate) and ran about 2.5 times as long as it does with this, on an Intel
-// Xeon that reports model 167 (3 alternating runs of
-// conv2d_forward_direct/cpu_eigen_omp/lenet_conv2, 3 interleaved repetitions each). The blocks'
-// sums, started at the bias or at zero, go through it too: the same halves, once per block.
+// those loads (perf annotate) and ran far longer than it does with this, on an Intel Xeon that
+// reports model 167 (3 alternating runs of conv2d_forward_direct/cpu_eigen_omp/lenet_conv2, 3
+// interleaved repetitions each). The blocks' sums, started at the bias or at zero, go through it
+// too: the same halves, once per block.
 inline void broadcast(Vec& v, float value) {
 #if defined(__AVX__)
-    using Packet = Eigen::internal::packet_traits<float>::type;
-    constexpr int per_vec = int(sizeof(Vec) / sizeof(Packet));
     const Packet p = Eigen::internal::pset1<Packet>(value);
-    for (int i = 0; i < per_vec; ++i) Eigen::internal::pstoreu(v.data() + i * lanes / per_vec, p);
+    for (int i = 0; i < packets_per_vec; ++i)
+        Eigen::internal::pstoreu(v.data() + i * lanes / packets_per_vec, p);
 #else
     v.setConstant(value);
 #endif
@@ -298,7 +299,6 @@ void store_transposed(const float* tile, std::int64_t channels, std::int64_t pix
 // a template argument; harmless here, as in Eigen's own uses of these templates.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wignored-attributes"
-    using Packet = Eigen::internal::packet_traits<float>::type;
     static_assert(Eigen::internal::unpacket_traits<Packet>::size == lanes);
     using Mask = typename Eigen::internal::unpacket_traits<Packet>::mask_t;
     if constexpr (2 * Width > lanes)
@@ -591,7 +591,6 @@ void add_shifted_taps(const Correlation& g, const float* taps, const float* bias
 #if defined(__AVX__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wignored-attributes"  // as in store_transposed
-    using Packet = Eigen::internal::packet_traits<float>::type;
     using Mask = typename Eigen::internal::unpacket_traits<Packet>::mask_t;
     static_assert(Eigen::internal::unpacket_traits<Packet>::size == lanes);
     constexpr int rows_at_once = 4;
@@ -912,7 +911,6 @@ void transpose(const float* src, std::int64_t rows, std::int64_t cols, float* ds
 #if defined(__AVX__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wignored-attributes"  // as in store_transposed
-    using Packet = Eigen::internal::packet_traits<float>::type;
     full_rows = rows / lanes * lanes;
     full_cols = cols / lanes * lanes;
     for (std::int64_t i0 = 0; i0 < full_rows; i0 += lanes)
