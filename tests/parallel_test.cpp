@@ -1,7 +1,8 @@
 // How cpu_eigen_omp shares its work among threads (cpu/eigen_omp/parallel.hpp): each pass gives
 // thread t the same contiguous part of the items, so a training step's layers read what the same
-// thread wrote; and the convolution's bias gradient, which sums over the batch that way, has the
-// same bits for any number of threads.
+// thread wrote; and the convolution's bias gradient, which sums over the batch that way, and
+// Winograd's weight gradient, which sums over fixed chunks of tiles, have the same bits for any
+// number of threads.
 #include <omp.h>
 
 #include <bit>
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "check/crosscheck.hpp"
 #include "common/random.hpp"
 #include "common/registry.hpp"
 #include "cpu/eigen_omp/parallel.hpp"
@@ -91,4 +93,36 @@ TEST_CASE("cpu_eigen_omp's convolution bias gradient gives the same bits for any
         });
     }
     for (std::size_t i = 1; i < bits.size(); ++i) CHECK(bits[i] == bits.front());
+}
+
+TEST_CASE(
+    "cpu_eigen_omp's Winograd weight gradient gives the same bits for any number of threads, and "
+    "is the gradient",
+    "[parallel][conv2d]") {
+    const Backend& b = backend("cpu_eigen_omp");
+    const std::uint64_t seed = testing::seed();
+    Rng rng(seed);
+    // 3x3 at stride 1: 16 x 16 tiles per image, in blocks of 512 tiles (the most, with 8 channels
+    // in and 19 out), so 8 chunks of one block each; the 19 output channels are gathered in a
+    // group of 16 and one of 3.
+    const Conv2dShape s{16, 8, 32, 32, 19, 3, 3, 1, 1, 1, 1};
+    std::vector<float> x(s.N * s.C * s.H * s.W), dy(s.N * s.K * s.P() * s.Q());
+    rng.uniform(x, -1, 1);
+    rng.uniform(dy, -1, 1);
+    const Tensor X = b.upload(s.x_shape(), x);
+    const Tensor dY = b.upload(s.y_shape(), dy);
+    Tensor dW = b.allocate(s.w_shape()), db = b.allocate(Shape{s.K});
+    std::vector<std::vector<std::uint32_t>> bits;
+    for (int threads : {1, 2, 3, 4, 7}) {
+        with_threads(threads, [&] {
+            b.conv2d_backward_weights(s, ConvAlgorithm::winograd, X, dY, dW, db);
+            std::vector<std::uint32_t> these;
+            for (float v : b.download(dW)) these.push_back(std::bit_cast<std::uint32_t>(v));
+            bits.push_back(these);
+        });
+    }
+    for (std::size_t i = 1; i < bits.size(); ++i) CHECK(bits[i] == bits.front());
+    // The same bits every time could be the same wrong bits: the cross-check against float64.
+    CHECK(check::check_conv2d_backward_weights(b, s, ConvAlgorithm::winograd, seed)[0]
+              .comparison.passed);
 }

@@ -716,13 +716,40 @@ void conv2d_backward_data_winograd(const Conv2dShape& s, const float* dy, const 
     correlate(t, dy, U, nullptr, dx);
 }
 
+// backward_weights' scratch: the forward pass's (V; M holds E), and dy's 2x2 tiles twice: as
+// gathered for `group` output channels at a time (rows 4k + 2a + b, k in the group, `block`
+// floats each), and for every channel with the channel last, e[2a + b][tile][k] (4 rows of
+// block x K floats).
+struct WeightsScratch {
+    static constexpr std::int64_t group = 16;
+    BlockScratch block;
+    Scratch gathered, tiles_by_channel;
+    explicit WeightsScratch(const Tiling& t)
+        : block(t),
+          gathered(scratch(4 * group * block.block)),
+          tiles_by_channel(scratch(4 * block.block * t.out)) {}
+};
+
 // dw by F(3x3, 2x2): per block of tiles, x's patches through B^T . B (V, as the forward pass) and
-// dy's 2x2 tiles through G2 . G2^T (E, 16 x K x block), then for every point the block's share of
-// the sum over tiles, E[point] (K x tiles) * V[point]^T (tiles x C), added into its chunk's
-// partial sums. Chunks are fixed by the shape, each summed by whichever thread takes it and added
-// in chunk order at the end, so dw's bits do not depend on the thread count: 16 chunks, enough
-// for 16 threads, unless their partial sums (16 K C floats each) would pass 64 MiB (then fewer,
-// but at least 2). Then dw = A2^T (the sum) A2 for every filter.
+// dy's 2x2 tiles through G2 . G2^T (E), then for every point the block's share of the sum over
+// tiles, E[point]^T (K x tiles) * V[point]^T (tiles x C), added into its chunk's partial sums.
+//
+// E[point] is stored tiles x K, the other way round from V[point] (C x tiles). Stored K x tiles,
+// both operands would have the summed dimension, tiles, contiguous: a row-major A * B^T, which
+// OpenBLAS runs as its column-major "TN" case, through its general path that first copies both
+// operands into packed panels (perf on an Intel Xeon: sgemm_tn, sgemm_incopy, sgemm_oncopy). As
+// E^T * V^T it is "TT", which OpenBLAS's kernel for small matrices computes straight from the
+// operands (sgemm_small_kernel_tt), and ResNet's forward+backward ran faster there
+// (conv2d_forward_backward_winograd/cpu_eigen_omp/resnet_3x3, the old and new code alternating).
+// The price is a transpose: the tiles are gathered 16 channels at a time, as the forward pass
+// gathers its patches, and that group's rows are copied into columns k.. of tiles_by_channel.
+// G2 . G2^T adds and halves whole rows, so it runs on rows of tiles x K floats as well as on rows
+// of tiles.
+//
+// Chunks are fixed by the shape, each summed by whichever thread takes it and added in chunk order
+// at the end, so dw's bits do not depend on the thread count: 16 chunks, enough for 16 threads,
+// unless their partial sums (16 K C floats each) would pass 64 MiB (then fewer, but at least 2).
+// Then dw = A2^T (the sum) A2 for every filter.
 void conv2d_backward_weights_winograd(const Conv2dShape& s, const float* x, const float* dy,
                                       float* dw) {
     require_applies("conv2d_backward_weights", s);
@@ -736,8 +763,10 @@ void conv2d_backward_weights_winograd(const Conv2dShape& s, const float* x, cons
                        chunks = ceil_div(blocks, per_chunk);
     std::vector<float> partials(std::size_t(chunks * sums));
     for_each_batch_with(
-        chunks, per_chunk * block * points * (s.C + s.K), [&] { return BlockScratch(t); },
-        [&](BlockScratch& scr, std::int64_t first_chunk, std::int64_t count) {
+        chunks, per_chunk * block * points * (s.C + s.K), [&] { return WeightsScratch(t); },
+        [&](WeightsScratch& ws, std::int64_t first_chunk, std::int64_t count) {
+            BlockScratch& scr = ws.block;
+            const std::int64_t point_stride = block * s.K;  // E's rows: tiles x K each
             for (std::int64_t chunk = first_chunk; chunk < first_chunk + count; ++chunk) {
                 float* partial = partials.data() + chunk * sums;
                 std::fill_n(partial, sums, 0.0f);
@@ -746,19 +775,35 @@ void conv2d_backward_weights_winograd(const Conv2dShape& s, const float* x, cons
                     const std::int64_t tiles = std::min(block, t.tiles() - blk * block);
                     const std::vector<Segment> runs = segments(t, blk * block, tiles);
                     transform_inputs(t, runs, tiles, x, scr);
-                    for (std::int64_t k = 0; k < s.K; ++k) {
-                        const Rows e = scr.rows(scr.outputs, tiles);
-                        gather_gradient_tiles(t, runs, dy + k * out_plane, s.K * out_plane, e);
-                        transform_gradient_tiles(e, scr.rows(scr.halfway, tiles),
-                                                 scr.rows(scr.M, tiles, k * block, s.K * block));
+                    for (std::int64_t k0 = 0; k0 < s.K; k0 += ws.group) {
+                        const std::int64_t group = std::min(ws.group, s.K - k0);
+                        for (std::int64_t k = 0; k < group; ++k)
+                            gather_gradient_tiles(
+                                t, runs, dy + (k0 + k) * out_plane, s.K * out_plane,
+                                Rows{ws.gathered.get() + 4 * k * block, block, tiles});
+                        for (std::int64_t ab = 0; ab < 4; ++ab)  // row ab's columns k0 ..
+                            Strided(ws.tiles_by_channel.get() + ab * point_stride + k0, tiles,
+                                    group, Eigen::OuterStride<>(s.K)) =
+                                ConstStrided(ws.gathered.get() + ab * block, group, tiles,
+                                             Eigen::OuterStride<>(4 * block))
+                                    .transpose();
+                    }
+                    // E = G2 e G2^T, `block` floats of each row at a time (the halfway rows'
+                    // length).
+                    for (std::int64_t at = 0; at < tiles * s.K; at += block) {
+                        const std::int64_t length = std::min(block, tiles * s.K - at);
+                        transform_gradient_tiles(
+                            Rows{ws.tiles_by_channel.get() + at, point_stride, length},
+                            scr.rows(scr.halfway, length),
+                            Rows{scr.M.get() + at, point_stride, length});
                     }
                     for (std::int64_t p = 0; p < points; ++p) {
-                        const ConstStrided e(scr.M.get() + p * s.K * block, s.K, tiles,
-                                             Eigen::OuterStride<>(block));
+                        const ConstStrided e(scr.M.get() + p * point_stride, tiles, s.K,
+                                             Eigen::OuterStride<>(s.K));
                         const ConstStrided v(scr.V.get() + p * s.C * block, s.C, tiles,
                                              Eigen::OuterStride<>(block));
                         Strided sum(partial + p * s.K * s.C, s.K, s.C, Eigen::OuterStride<>(s.C));
-                        sum.noalias() += e * v.transpose();
+                        sum.noalias() += e.transpose() * v.transpose();
                     }
                 }
             }
