@@ -62,17 +62,24 @@ Comparison compare(std::span<const float> out, std::span<const double> ref, Tole
 std::string Comparison::describe(Figure figure) const {
     const auto shown = [figure](const std::string& text) { return figure ? figure(text) : text; };
     if (!problem.empty()) return shown(problem);
-    char line[256];
     if (passed) {
         char abs_error[32], rel_error[32];
         std::snprintf(abs_error, sizeof abs_error, "%.3g", max_abs_error);
         std::snprintf(rel_error, sizeof rel_error, "%.3g", relative_error);
         return "max abs " + shown(abs_error) + ", rel " + shown(rel_error);
     }
-    std::snprintf(line, sizeof line, "%lld elements wrong, first at index %lld: %.9g vs %.9g",
-                  static_cast<long long>(bad_count), static_cast<long long>(first_bad),
-                  first_bad_output, first_bad_reference);
-    return shown(line);
+    return shown(failure());
+}
+
+std::string Comparison::failure(Figure output) const {
+    if (!problem.empty()) return problem;
+    char count[96], value[32], reference[40];
+    std::snprintf(count, sizeof count,
+                  "%lld elements wrong, first at index %lld: ", static_cast<long long>(bad_count),
+                  static_cast<long long>(first_bad));
+    std::snprintf(value, sizeof value, "%.9g", first_bad_output);
+    std::snprintf(reference, sizeof reference, " vs %.9g", first_bad_reference);
+    return count + (output ? output(value) : std::string(value)) + reference;
 }
 
 }  // namespace triptych

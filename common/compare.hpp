@@ -36,6 +36,12 @@ struct Comparison {
     // machines), as does the whole text of a failing one.
     using Figure = std::string (*)(const std::string&);
     std::string describe(Figure figure = nullptr) const;
+    // A failing comparison's text ("3 elements wrong, first at index 17: 0.5 vs 0.25", or the
+    // problem) with only the first wrong output's value through `output`: `triptych check`
+    // marks that value as the machine's, as it marks the error columns (its last digits follow
+    // the kernels' rounding), while the count, the index and the float64 reference are the same
+    // on every machine, and a lesson that quotes them can check them anywhere.
+    std::string failure(Figure output = nullptr) const;
 };
 
 Comparison compare(std::span<const float> out, std::span<const double> ref, Tolerance tol,

@@ -1,8 +1,8 @@
 // The comparison itself must be able to fail: on NaN, on infinity, on one wrong element, and on
 // an output of the wrong length. Otherwise every other test proves nothing.
 #include <catch2/catch.hpp>
-
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <vector>
 
@@ -86,6 +86,12 @@ TEST_CASE("a single wrong element fails and is located", "[compare]") {
     const auto good = compare(copy_of_reference(), reference, Tolerance{1e-6, 0.0});
     CHECK(good.describe(+bracket) == "max abs [0], rel [0]");
     CHECK(good.describe() == "max abs 0, rel 0");
+    // failure() puts only the wrong output's value through it, not the count, index or reference.
+    char value[32];
+    std::snprintf(value, sizeof value, "%.9g", double(out[5]));
+    CHECK(c.failure(+bracket) ==
+          "1 elements wrong, first at index 5: [" + std::string(value) + "] vs 7.25");
+    CHECK(c.describe() == c.failure());
 }
 
 TEST_CASE("errors within the tolerance pass, and the bound uses the given scale", "[compare]") {

@@ -150,7 +150,7 @@ int check_main(const Args& args) {
                             continue;
                         }
                         const bool ok = r.comparison.passed;
-                        print_row(r, ok ? "PASS" : "FAIL: " + r.comparison.describe());
+                        print_row(r, ok ? "PASS" : "FAIL: " + r.comparison.failure(machine_figure));
                         (ok ? passed : failed)++;
                     }
                 } catch (const Unsupported& e) {
