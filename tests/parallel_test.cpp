@@ -46,6 +46,36 @@ std::vector<int> owners(bool batches, std::int64_t items) {
     return owner;
 }
 
+// Which gradient of conv2d_backward_weights a test reads.
+enum class Gradient { weights, bias };
+
+// The bits of one gradient that cpu_eigen_omp's conv2d_backward_weights computes from random x and
+// dy (from `seed`), once for each of 1, 2, 3, 4 and 7 OpenMP threads.
+std::vector<std::vector<std::uint32_t>> bits_per_thread_count(const Conv2dShape& s,
+                                                              ConvAlgorithm algorithm,
+                                                              Gradient gradient,
+                                                              std::uint64_t seed) {
+    const Backend& b = backend("cpu_eigen_omp");
+    Rng rng(seed);
+    std::vector<float> x(s.N * s.C * s.H * s.W), dy(s.N * s.K * s.P() * s.Q());
+    rng.uniform(x, -1, 1);
+    rng.uniform(dy, -1, 1);
+    const Tensor X = b.upload(s.x_shape(), x);
+    const Tensor dY = b.upload(s.y_shape(), dy);
+    Tensor dW = b.allocate(s.w_shape()), db = b.allocate(Shape{s.K});
+    std::vector<std::vector<std::uint32_t>> bits;
+    for (int threads : {1, 2, 3, 4, 7}) {
+        with_threads(threads, [&] {
+            b.conv2d_backward_weights(s, algorithm, X, dY, dW, db);
+            std::vector<std::uint32_t> these;
+            for (float v : b.download(gradient == Gradient::weights ? dW : db))
+                these.push_back(std::bit_cast<std::uint32_t>(v));
+            bits.push_back(these);
+        });
+    }
+    return bits;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -73,25 +103,10 @@ TEST_CASE(
 
 TEST_CASE("cpu_eigen_omp's convolution bias gradient gives the same bits for any number of threads",
           "[parallel][conv2d]") {
-    const Backend& b = backend("cpu_eigen_omp");
-    Rng rng(testing::seed());
     // LeNet's conv1 with a batch that is not a multiple of the 8 images of a chunk.
     const Conv2dShape s{61, 1, 28, 28, 6, 5, 5, 1, 1, 2, 2};  // N C H W, K R S, strides, pads
-    std::vector<float> x(s.N * s.C * s.H * s.W), dy(s.N * s.K * s.P() * s.Q());
-    rng.uniform(x, -1, 1);
-    rng.uniform(dy, -1, 1);
-    const Tensor X = b.upload(s.x_shape(), x);
-    const Tensor dY = b.upload(s.y_shape(), dy);
-    Tensor dW = b.allocate(s.w_shape()), db = b.allocate(Shape{s.K});
-    std::vector<std::vector<std::uint32_t>> bits;
-    for (int threads : {1, 2, 3, 4, 7}) {
-        with_threads(threads, [&] {
-            b.conv2d_backward_weights(s, ConvAlgorithm::direct, X, dY, dW, db);
-            std::vector<std::uint32_t> these;
-            for (float v : b.download(db)) these.push_back(std::bit_cast<std::uint32_t>(v));
-            bits.push_back(these);
-        });
-    }
+    const auto bits =
+        bits_per_thread_count(s, ConvAlgorithm::direct, Gradient::bias, testing::seed());
     for (std::size_t i = 1; i < bits.size(); ++i) CHECK(bits[i] == bits.front());
 }
 
@@ -99,30 +114,15 @@ TEST_CASE(
     "cpu_eigen_omp's Winograd weight gradient gives the same bits for any number of threads, and "
     "is the gradient",
     "[parallel][conv2d]") {
-    const Backend& b = backend("cpu_eigen_omp");
     const std::uint64_t seed = testing::seed();
-    Rng rng(seed);
     // 3x3 at stride 1: 16 x 16 tiles per image, in blocks of 512 tiles (the most, with 8 channels
     // in and 19 out), so 8 chunks of one block each; the 19 output channels are gathered in a
     // group of 16 and one of 3.
     const Conv2dShape s{16, 8, 32, 32, 19, 3, 3, 1, 1, 1, 1};
-    std::vector<float> x(s.N * s.C * s.H * s.W), dy(s.N * s.K * s.P() * s.Q());
-    rng.uniform(x, -1, 1);
-    rng.uniform(dy, -1, 1);
-    const Tensor X = b.upload(s.x_shape(), x);
-    const Tensor dY = b.upload(s.y_shape(), dy);
-    Tensor dW = b.allocate(s.w_shape()), db = b.allocate(Shape{s.K});
-    std::vector<std::vector<std::uint32_t>> bits;
-    for (int threads : {1, 2, 3, 4, 7}) {
-        with_threads(threads, [&] {
-            b.conv2d_backward_weights(s, ConvAlgorithm::winograd, X, dY, dW, db);
-            std::vector<std::uint32_t> these;
-            for (float v : b.download(dW)) these.push_back(std::bit_cast<std::uint32_t>(v));
-            bits.push_back(these);
-        });
-    }
+    const auto bits = bits_per_thread_count(s, ConvAlgorithm::winograd, Gradient::weights, seed);
     for (std::size_t i = 1; i < bits.size(); ++i) CHECK(bits[i] == bits.front());
     // The same bits every time could be the same wrong bits: the cross-check against float64.
-    CHECK(check::check_conv2d_backward_weights(b, s, ConvAlgorithm::winograd, seed)[0]
+    CHECK(check::check_conv2d_backward_weights(backend("cpu_eigen_omp"), s, ConvAlgorithm::winograd,
+                                               seed)[0]
               .comparison.passed);
 }
