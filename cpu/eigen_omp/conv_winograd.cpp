@@ -736,11 +736,12 @@ struct WeightsScratch {
 //
 // E[point] is stored tiles x K, the other way round from V[point] (C x tiles). Stored K x tiles,
 // both operands would have the summed dimension, tiles, contiguous: a row-major A * B^T, which
-// OpenBLAS runs as its column-major "TN" case, through its general path that first copies both
-// operands into packed panels (perf on an Intel Xeon: sgemm_tn, sgemm_incopy, sgemm_oncopy). As
-// E^T * V^T it is "TT", which OpenBLAS's kernel for small matrices computes straight from the
-// operands (sgemm_small_kernel_tt), and ResNet's forward+backward ran faster there
-// (conv2d_forward_backward_winograd/cpu_eigen_omp/resnet_3x3, the old and new code alternating).
+// OpenBLAS runs as its column-major "TN" case, at ResNet's 64 x 64 x 128 through its general
+// path that first copies both operands into packed panels (perf on an Intel Xeon: sgemm_tn,
+// sgemm_incopy, sgemm_oncopy). As E^T * V^T it is "TT", which OpenBLAS's kernel for small
+// matrices computes straight from the operands (sgemm_small_kernel_tt), and ResNet's
+// forward+backward ran faster there (conv2d_forward_backward_winograd/cpu_eigen_omp/resnet_3x3,
+// the old and new code alternating).
 // The price is a transpose: the tiles are gathered 16 channels at a time, as the forward pass
 // gathers its patches, and that group's rows are copied into columns k.. of tiles_by_channel.
 // G2 . G2^T adds and halves whole rows, so it runs on rows of tiles x K floats as well as on rows
