@@ -3,12 +3,14 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "check/crosscheck.hpp"
 #include "common/errors.hpp"
+#include "common/kernels.hpp"
 #include "common/registry.hpp"
 #include "tests/cli.hpp"
 #include "tests/test_backend.hpp"
@@ -470,4 +472,66 @@ TEST_CASE(
         CHECK(one_line(run.stderr_text));
         CHECK_THAT(run.stderr_text, Contains(op) && Contains("'" + shape + "'") && Contains(why));
     }
+}
+
+// cpu_eigen_omp's libraries take sizes and strides as int: a size of 2^31 or more would reach them
+// cut to its low 32 bits, and the product would be wrong or read out of bounds. Its kernels refuse
+// such a shape before they read or write anything, so they are called here with null pointers
+// rather than through Backend with tensors of the 8 GiB and more those shapes need.
+TEST_CASE("cpu_eigen_omp refuses sizes its libraries take as int, naming the op and the size",
+          "[errors][conv]") {
+    constexpr std::int64_t too_many = std::int64_t{1} << 31;
+    const std::string limit = "which takes sizes and strides as int (at most 2^31 - 1)";
+    const auto refuses = [&](const std::string& op, const std::string& size, const char* library,
+                             const auto& call) {
+        INFO(op);
+        CHECK_THROWS_MATCHES(
+            call(), Unsupported,
+            Catch::Matchers::Message(op + ": " + size + ", but cpu_eigen_omp runs this on " +
+                                     library + ", " + limit));
+    };
+    const auto conv_refuses = [&](const Conv2dShape& s, ConvAlgorithm a, const std::string& size,
+                                  const char* library) {
+        const std::string shape = s.str() + " " + to_string(a);
+        refuses("conv2d_forward " + shape, size, library, [&] {
+            default_kernel("cpu_eigen_omp", ops::conv2d_forward)(s, a, nullptr, nullptr, nullptr,
+                                                                 nullptr);
+        });
+        refuses("conv2d_backward_data " + shape, size, library, [&] {
+            default_kernel("cpu_eigen_omp", ops::conv2d_backward_data)(s, a, nullptr, nullptr,
+                                                                       nullptr);
+        });
+        refuses("conv2d_backward_weights " + shape, size, library, [&] {
+            default_kernel("cpu_eigen_omp", ops::conv2d_backward_weights)(s, a, nullptr, nullptr,
+                                                                          nullptr, nullptr);
+        });
+    };
+
+    // 2^21 planes of a 1080-row grid (fft_length(1026)): FFTW's plans would step 2^21 * 1080
+    // complex numbers from one column of a plane to the next.
+    conv_refuses(Conv2dShape{1, 1 << 21, 1024, 1024, 1, 3, 3, 1, 1, 1, 1}, ConvAlgorithm::fft,
+                 "planes x Fh is " + std::to_string((std::int64_t{1} << 21) * 1080), "FFTW");
+#if defined(EIGEN_USE_BLAS)  // without it, Eigen's own products count in 64 bits
+    const auto gemm_refuses = [&](const GemmShape& s, const std::string& size) {
+        refuses("gemm " + s.str(), size, "OpenBLAS",
+                [&] { default_kernel("cpu_eigen_omp", ops::gemm)(s, nullptr, nullptr, nullptr); });
+    };
+    gemm_refuses(GemmShape{too_many, 1, 1}, "M is 2147483648");
+    gemm_refuses(GemmShape{1, too_many, 1, true}, "N is 2147483648");
+    gemm_refuses(GemmShape{1, 1, too_many, false, true}, "K is 2147483648");
+    const DenseShape dense{1, too_many, 10, Activation::relu};
+    refuses("dense_forward " + dense.str(), "in is 2147483648", "OpenBLAS", [&] {
+        default_kernel("cpu_eigen_omp", ops::dense_forward)(dense, nullptr, nullptr, nullptr,
+                                                            nullptr);
+    });
+    // Explicit im2col (stride 2): C*R*S = 2^28 * 9 rows of col.
+    conv_refuses(Conv2dShape{1, 1 << 28, 3, 3, 1, 3, 3, 2, 2}, ConvAlgorithm::im2col,
+                 "C*R*S is " + std::to_string((std::int64_t{1} << 28) * 9), "OpenBLAS");
+    // Its stride-1 form, the shifted GEMMs: a padded plane of 46344 x 46343 floats between two
+    // channels (P + R rows of Q + S - 1).
+    conv_refuses(Conv2dShape{1, 16, 46341, 46341, 16, 3, 3, 1, 1, 1, 1}, ConvAlgorithm::im2col,
+                 "a padded plane is " + std::to_string(std::int64_t{46344} * 46343), "OpenBLAS");
+    conv_refuses(Conv2dShape{1, too_many, 4, 4, 1, 3, 3, 1, 1, 1, 1}, ConvAlgorithm::winograd,
+                 "C is 2147483648", "OpenBLAS");
+#endif
 }

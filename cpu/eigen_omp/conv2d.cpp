@@ -187,6 +187,13 @@ void load_gradient(const Conv2dShape& s, ImageChunk chunk, const float* dy, floa
                 Eigen::Map<const Array>(dy + ((chunk.first + i) * s.K + k) * PQ, PQ);
 }
 
+// Unsupported unless OpenBLAS takes the sizes of an im2col pass's GEMMs (eigen.hpp): K, C*R*S,
+// and the P*Q outputs of an image (a chunk of several images keeps col within col_budget).
+void require_im2col_sizes(const char* pass, const Conv2dShape& s) {
+    require_blas_sizes([&] { return std::string(pass) + " " + s.str() + " im2col"; },
+                       {{"K", s.K}, {"C*R*S", s.C * s.R * s.S}, {"P*Q", s.P() * s.Q()}});
+}
+
 // Scratch for the largest chunk: col, and the GEMM-layout copy of y or dy. Left uninitialised
 // (every entry is written before it is read): zeroing megabytes would cost as much as im2col.
 struct Im2colBuffers {
@@ -198,6 +205,7 @@ struct Im2colBuffers {
 
 void forward_im2col(const Conv2dShape& s, const float* x, const float* w, const float* b,
                     float* y) {
+    require_im2col_sizes("conv2d_forward", s);
     Im2colBuffers buffers(s);
     const std::int64_t CRS = s.C * s.R * s.S;
     for_each_chunk(s, [&](ImageChunk chunk) {
@@ -209,6 +217,7 @@ void forward_im2col(const Conv2dShape& s, const float* x, const float* w, const 
 }
 
 void backward_data_im2col(const Conv2dShape& s, const float* dy, const float* w, float* dx) {
+    require_im2col_sizes("conv2d_backward_data", s);
     Im2colBuffers buffers(s);
     const std::int64_t CRS = s.C * s.R * s.S;
     for_each_chunk(s, [&](ImageChunk chunk) {
@@ -221,6 +230,7 @@ void backward_data_im2col(const Conv2dShape& s, const float* dy, const float* w,
 }
 
 void backward_weights_im2col(const Conv2dShape& s, const float* x, const float* dy, float* dw) {
+    require_im2col_sizes("conv2d_backward_weights", s);
     Im2colBuffers buffers(s);
     const std::int64_t CRS = s.C * s.R * s.S;
     for_each_chunk(s, [&](ImageChunk chunk) {

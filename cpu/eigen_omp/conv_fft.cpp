@@ -73,6 +73,7 @@
 // lessons/08_conv_direct/conv.json and lessons/10_conv_fft/sweep.json).
 #include <fftw3.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <mutex>
@@ -222,7 +223,8 @@ private:
     fftwf_plan plan_ = nullptr;
 };
 
-int as_int(std::int64_t n) { return static_cast<int>(n); }  // FFTW counts in int
+// FFTW counts in int; require_sizes has checked that every count of the pass fits.
+int as_int(std::int64_t n) { return static_cast<int>(n); }
 
 // One thread's 2D transforms of planes placed on a grid at `at`, into `spectra`: two FFTW plans
 // of many 1D transforms each, made once and run for every plane. The first transforms the real
@@ -423,11 +425,26 @@ void inverse_transform(const FftGrid& grid, const Spectra& Z, const Placement& a
         });
 }
 
+// Unsupported unless FFTW and OpenBLAS take a pass's sizes (eigen.hpp): the grid's lengths, and
+// for the spectra of the most planes a pass transforms (N*C, N*K or K*C), the distance between
+// two columns of one plane (planes * Fh) that FFTW's plans step and the columns of the products
+// (planes * (Fw/2 + 1)).
+void require_sizes(const char* pass, const Conv2dShape& s, const FftGrid& grid) {
+    const std::int64_t planes = std::max({s.N * s.C, s.N * s.K, s.K * s.C});
+    const auto op = [&] { return std::string(pass) + " " + s.str() + " fft"; };
+    require_int_sizes(op, "FFTW",
+                      {{"the grid's rows (Fh)", grid.Fh},
+                       {"the grid's columns (Fw)", grid.Fw},
+                       {"planes x Fh", planes * grid.Fh}});
+    require_blas_sizes(op, {{"planes x (Fw/2 + 1)", planes * grid.half}});
+}
+
 }  // namespace
 
 void conv2d_forward_fft(const Conv2dShape& s, const float* x, const float* w, const float* b,
                         float* y) {
     const FftGrid grid(s);
+    require_sizes("conv2d_forward", s, grid);
     const auto image_channel = [&](std::int64_t n, std::int64_t c) { return n * s.C + c; };
     const auto filter_channel = [&](std::int64_t k, std::int64_t c) { return k * s.C + c; };
     const auto image_filter = [&](std::int64_t n, std::int64_t k) { return n * s.K + k; };
@@ -445,6 +462,7 @@ void conv2d_forward_fft(const Conv2dShape& s, const float* x, const float* w, co
 
 void conv2d_backward_data_fft(const Conv2dShape& s, const float* dy, const float* w, float* dx) {
     const FftGrid grid(s);
+    require_sizes("conv2d_backward_data", s, grid);
     const auto image_channel = [&](std::int64_t n, std::int64_t c) { return n * s.C + c; };
     const auto filter_channel = [&](std::int64_t k, std::int64_t c) { return k * s.C + c; };
     const auto image_filter = [&](std::int64_t n, std::int64_t k) { return n * s.K + k; };
@@ -460,6 +478,7 @@ void conv2d_backward_data_fft(const Conv2dShape& s, const float* dy, const float
 
 void conv2d_backward_weights_fft(const Conv2dShape& s, const float* x, const float* dy, float* dw) {
     const FftGrid grid(s);
+    require_sizes("conv2d_backward_weights", s, grid);
     const auto image_channel = [&](std::int64_t n, std::int64_t c) { return n * s.C + c; };
     const auto filter_channel = [&](std::int64_t k, std::int64_t c) { return k * s.C + c; };
     const auto image_filter = [&](std::int64_t n, std::int64_t k) { return n * s.K + k; };

@@ -63,6 +63,13 @@ PaddedImage padded_input(const Conv2dShape& s) {
         .channels = s.C, .rows = s.P() + s.R, .cols = s.Q() + s.S - 1, .out_rows = s.P()};
 }
 
+// Unsupported unless OpenBLAS takes the sizes of a pass's GEMMs (eigen.hpp): C, K and g's run of
+// outputs, with a padded plane (longer than the run) as the stride between channels.
+void require_sizes(const char* pass, const Conv2dShape& s, const PaddedImage& g) {
+    require_blas_sizes([&] { return std::string(pass) + " " + s.str() + " im2col"; },
+                       {{"C", s.C}, {"K", s.K}, {"a padded plane", g.plane()}});
+}
+
 // out (out_channels, g.run()) = the sum over taps (r, t) of taps[r*S + t] (out_channels,
 // g.channels) times the image shifted by r*cols + t: one GEMM per tap, accumulating.
 void correlate_by_taps(const Conv2dShape& s, const float* taps, std::int64_t out_channels,
@@ -112,6 +119,7 @@ void conv2d_forward_shifted(const Conv2dShape& s, const float* x, const float* w
                             float* y) {
     const std::int64_t P = s.P(), Q = s.Q(), RS = s.R * s.S;
     const PaddedImage g = padded_input(s);
+    require_sizes("conv2d_forward", s, g);
     const auto taps = scratch(RS * s.K * s.C);  // (R*S, K, C): taps[r*S + t][k][c] = w[k, c, r, t]
     for (std::int64_t k = 0; k < s.K; ++k)
         for (std::int64_t c = 0; c < s.C; ++c)
@@ -132,6 +140,7 @@ void conv2d_backward_data_shifted(const Conv2dShape& s, const float* dy, const f
     const std::int64_t RS = s.R * s.S, HW = s.H * s.W;
     // dy padded by R-1-pad_h and S-1-pad_w: W + S - 1 columns, H outputs rows.
     const PaddedImage g{.channels = s.K, .rows = s.H + s.R, .cols = s.W + s.S - 1, .out_rows = s.H};
+    require_sizes("conv2d_backward_data", s, g);
     const auto taps = scratch(RS * s.C * s.K);  // taps[r*S + t][c][k] = w[k, c, R-1-r, S-1-t]
     for (std::int64_t k = 0; k < s.K; ++k)
         for (std::int64_t c = 0; c < s.C; ++c)
@@ -152,6 +161,7 @@ void conv2d_backward_weights_shifted(const Conv2dShape& s, const float* x, const
                                      float* dw) {
     const std::int64_t P = s.P(), Q = s.Q(), RS = s.R * s.S, KC = s.K * s.C;
     const PaddedImage g = padded_input(s);
+    require_sizes("conv2d_backward_weights", s, g);
     // Each chunk of images gets its own partial (R*S, K, C), added up in chunk order: the chunks
     // are fixed by the shape, so the result does not depend on the thread count.
     const std::int64_t per_chunk = std::min(chunk_images, s.N);

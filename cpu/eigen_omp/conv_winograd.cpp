@@ -371,8 +371,11 @@ std::vector<float> rotated_filters(const Conv2dShape& s, const float* w) {
     return rotated;
 }
 
-// Unsupported, naming the pass and the shape, unless winograd_applies.
+// Unsupported, naming the pass and the shape, unless winograd_applies and OpenBLAS takes the
+// products' sizes (eigen.hpp): C and K, with blocks of at most 512 tiles.
 void require_applies(const char* pass, const Conv2dShape& s) {
+    require_blas_sizes([&] { return std::string(pass) + " " + s.str() + " winograd"; },
+                       {{"C", s.C}, {"K", s.K}});
     if (!winograd_applies(s))
         throw Unsupported(std::string(pass) + " " + s.str() +
                           ": cpu_eigen_omp's winograd algorithm is F(2x2, 3x3) for 3x3 filters "

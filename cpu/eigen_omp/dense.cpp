@@ -19,6 +19,7 @@
 // That is the next step of the fusion, left as an exercise (lessons/07_kernel_fusion). gpu_tiled
 // fuses all the way: its GEMM's epilogue applies bias and activation to the registers before the
 // one store.
+#include "cpu/eigen_omp/eigen.hpp"
 #include "cpu/eigen_omp/ops.hpp"
 #include "cpu/eigen_omp/parallel.hpp"
 
@@ -38,6 +39,8 @@ void bias_and_activation(kernels::Map* activation, std::int64_t rows, std::int64
 }
 
 void dense_forward(const DenseShape& s, const float* X, const float* W, const float* b, float* Y) {
+    require_blas_sizes([&] { return "dense_forward " + s.str(); },
+                       {{"batch", s.batch}, {"in", s.in}, {"out", s.out}});
     gemm(s.gemm(), X, W, Y);  // Y = X * W^T, (batch, out)
     kernels::Map* const activation =
         s.activation == Activation::none

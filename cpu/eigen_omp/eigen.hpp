@@ -17,9 +17,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <limits>
 #include <memory>
 #include <new>
+#include <string>
 #include <type_traits>
+
+#include "common/errors.hpp"
 
 namespace triptych::cpu_eigen_omp {
 
@@ -72,6 +77,39 @@ void set_product(C&& c, const A& a, const B& b, float alpha = 1.0f) {
                 int(c.outerStride()));
 #else
     c.noalias() = alpha * a * b;
+#endif
+}
+
+// A size or a stride, by the name a message gives it.
+struct NamedSize {
+    const char* name;
+    std::int64_t value;
+};
+
+// Unsupported unless every one of `sizes` fits in an int, the type in which `library` takes its
+// sizes and strides (at most 2^31 - 1). Checked before the op starts, because a larger value
+// would be cut to its low 32 bits without a word: OpenBLAS's products and FFTW's plans take int,
+// and Eigen's calls into OpenBLAS check that a size fits only when Eigen is built to debug itself
+// (eigen_internal_assert). `op` is called for the message's start ("gemm 1x1x3000000000 NN")
+// only when a size does not fit.
+template <typename OpName>
+void require_int_sizes(const OpName& op, const char* library,
+                       std::initializer_list<NamedSize> sizes) {
+    for (const NamedSize& size : sizes)
+        if (size.value > std::numeric_limits<int>::max())
+            throw Unsupported(op() + ": " + size.name + " is " + std::to_string(size.value) +
+                              ", but cpu_eigen_omp runs this on " + library +
+                              ", which takes sizes and strides as int (at most 2^31 - 1)");
+}
+
+// require_int_sizes for the sizes and strides of products that reach OpenBLAS (set_product, and
+// Eigen's products under EIGEN_USE_BLAS: sgemm, cgemm); nothing to check without EIGEN_USE_BLAS,
+// where Eigen's own product counts in 64 bits.
+template <typename OpName>
+void require_blas_sizes([[maybe_unused]] const OpName& op,
+                        [[maybe_unused]] std::initializer_list<NamedSize> sizes) {
+#if defined(EIGEN_USE_BLAS)
+    require_int_sizes(op, "OpenBLAS", sizes);
 #endif
 }
 

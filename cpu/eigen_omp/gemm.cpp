@@ -103,6 +103,8 @@ void use_one_thread_pool() {
 }
 
 void gemm(const GemmShape& s, const float* A, const float* B, float* C) {
+    // M, N and K are also the matrices' strides, whichever of them is transposed.
+    require_blas_sizes([&] { return "gemm " + s.str(); }, {{"M", s.M}, {"N", s.N}, {"K", s.K}});
     // A is stored (M, K) or (K, M); B is stored (K, N) or (N, K); C is (M, N).
     Eigen::Map<const RowMajorMatrix> a(A, s.trans_a ? s.K : s.M, s.trans_a ? s.M : s.K);
     Eigen::Map<const RowMajorMatrix> b(B, s.trans_b ? s.N : s.K, s.trans_b ? s.K : s.N);
