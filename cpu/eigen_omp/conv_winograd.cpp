@@ -578,15 +578,19 @@ void transform_rows_back(const Columns& t, const float* M, const float* bias, fl
         multiply(columns_f.AT, in, out);
         for (int a = 0; a < tile_rows; ++a) store(Y + a * plane + z, out[a], n, true);
     }
+    const std::int64_t image = t.out * P * Q;  // the floats of y
     for (std::int64_t o = 0; o < t.out; ++o) {
         const float add = bias ? bias[o] : 0.0f;
         for (std::int64_t p = 0; p < P; ++p) {
             const float* from = Y + p % tile_rows * plane + (o * tiles + p / tile_rows) * Q;
-            float* to = y + (o * P + p) * Q;
-            // rows in order: past a row is the next row, written after it, but for the last
-            const bool last = o + 1 == t.out && p + 1 == P;
+            const std::int64_t row = (o * P + p) * Q;
+            // Rows in order: the floats past a row are later rows', written after it, as long as
+            // a whole Lane ends inside y. Past y's end lie the next image's rows, another
+            // thread's, or the end of the buffer: there the store is masked. Masking the last row
+            // alone is not enough: where Q < lane_floats / 2, the rows before it end past y too.
             for (std::int64_t q = 0; q < Q; q += lane_floats)
-                store(to + q, add + load(from + q, Q - q), Q - q, !last);
+                store(y + row + q, add + load(from + q, Q - q), Q - q,
+                      row + q + lane_floats <= image);
         }
     }
 }
