@@ -535,3 +535,24 @@ TEST_CASE("cpu_eigen_omp refuses sizes its libraries take as int, naming the op 
                  "C is 2147483648", "OpenBLAS");
 #endif
 }
+
+// Run alone by CTest (host_guard_stops_overrun, _underrun), which expects HostBackend's message:
+// a write outside the buffer stops the program as the buffer is freed, so these cannot run among
+// the others.
+TEST_CASE("a write past the end of a host buffer stops the program as the buffer is freed",
+          "[.overrun]") {
+    {
+        Tensor t = backend("cpu_naive").allocate(Shape{5});
+        t.data()[5] = 1.0f;  // the first float of the guard after it
+    }
+    FAIL("the write past the end of the buffer went unnoticed");
+}
+
+TEST_CASE("a write before the start of a host buffer stops the program as the buffer is freed",
+          "[.underrun]") {
+    {
+        Tensor t = backend("cpu_naive").allocate(Shape{5});
+        t.data()[-1] = 2.0f;  // the last float of the guard before it
+    }
+    FAIL("the write before the start of the buffer went unnoticed");
+}
