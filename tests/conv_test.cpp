@@ -99,6 +99,30 @@ TEST_CASE(
     }
 }
 
+namespace {
+
+// Each pass of `b`'s `algorithm` on `s` matches the float64 reference, on inputs of `values`.
+void require_passes(const Backend& b, const Conv2dShape& s, ConvAlgorithm algorithm,
+                    check::Values values = check::Values::finite) {
+    const std::uint64_t seed = testing::seed();
+    require_pass(check::check_conv2d_forward(b, s, algorithm, seed, values));
+    require_pass(check::check_conv2d_backward_data(b, s, algorithm, seed, values));
+    require_pass(check::check_conv2d_backward_weights(b, s, algorithm, seed, values));
+}
+
+// require_passes with every algorithm of every variant, on each of `shapes` the algorithm takes.
+void require_passes_on(const std::vector<std::string>& shapes, check::Values values) {
+    for (ConvAlgorithm algorithm : conv_algorithms)
+        for (const std::string& text : shapes)
+            for_every_variant([&](const Backend& b) {
+                const Conv2dShape s = test_shape(b, text);
+                if (offers(b, algorithm) && conv_algorithm_applies(algorithm, s))
+                    require_passes(b, s, algorithm, values);
+            });
+}
+
+}  // namespace
+
 TEST_CASE(
     "every variant's conv2d forward, backward_data and backward_weights match the float64 "
     "reference with every algorithm it offers: 1x1 and whole-input filters, strides 2 and 3, "
@@ -123,9 +147,7 @@ TEST_CASE(
                                     Unsupported);
                     return;
                 }
-                require_pass(check::check_conv2d_forward(b, s, algorithm, seed));
-                require_pass(check::check_conv2d_backward_data(b, s, algorithm, seed));
-                require_pass(check::check_conv2d_backward_weights(b, s, algorithm, seed));
+                require_passes(b, s, algorithm);
             });
 }
 
@@ -139,16 +161,7 @@ TEST_CASE(
     // when it is freed if anything wrote outside it.
     const std::vector<std::string> shapes = {"3,2,10,3,4,5,5,1,1,2,1", "2,3,9,4,2,5,5,1,1,2,1",
                                              "3,2,7,1,3,3,3,1,1,1,1"};
-    for (ConvAlgorithm algorithm : conv_algorithms)
-        for (const std::string& text : shapes)
-            for_every_variant([&](const Backend& b) {
-                const Conv2dShape s = test_shape(b, text);
-                if (!offers(b, algorithm) || !conv_algorithm_applies(algorithm, s)) return;
-                const std::uint64_t seed = testing::seed();
-                require_pass(check::check_conv2d_forward(b, s, algorithm, seed));
-                require_pass(check::check_conv2d_backward_data(b, s, algorithm, seed));
-                require_pass(check::check_conv2d_backward_weights(b, s, algorithm, seed));
-            });
+    require_passes_on(shapes, check::Values::finite);
 }
 
 TEST_CASE(
@@ -161,17 +174,7 @@ TEST_CASE(
     const std::vector<std::string> shapes = {"2,3,17,19,4,3,3,2,1",    "3,5,7,6,4,3,3,1,3",
                                              "2,3,9,8,5,5,5,1,5",      "64,1,28,28,6,5,5,1,2",
                                              "2,3,11,9,4,5,5,1,1,3,0", "2,16,11,13,67,3,3,1,1"};
-    const check::Values nan_inf = check::Values::non_finite;
-    for (ConvAlgorithm algorithm : conv_algorithms)
-        for (const std::string& text : shapes)
-            for_every_variant([&](const Backend& b) {
-                const Conv2dShape s = test_shape(b, text);
-                if (!offers(b, algorithm) || !conv_algorithm_applies(algorithm, s)) return;
-                const std::uint64_t seed = testing::seed();
-                require_pass(check::check_conv2d_forward(b, s, algorithm, seed, nan_inf));
-                require_pass(check::check_conv2d_backward_data(b, s, algorithm, seed, nan_inf));
-                require_pass(check::check_conv2d_backward_weights(b, s, algorithm, seed, nan_inf));
-            });
+    require_passes_on(shapes, check::Values::non_finite);
 }
 
 namespace {
