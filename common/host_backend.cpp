@@ -56,9 +56,11 @@ void check_guards(const std::string& variant, const float* data, std::int64_t co
 std::shared_ptr<float> HostBackend::allocate_buffer(std::int64_t count) const {
     const auto floats = static_cast<std::size_t>(count + 2 * guard_floats);
     auto* memory = static_cast<float*>(::operator new(sizeof(float) * floats, alignment));
-    std::fill(memory, memory + floats, std::bit_cast<float>(guard_bits));
     float* data = memory + guard_floats;
+    const float guard = std::bit_cast<float>(guard_bits);
+    std::fill(memory, data, guard);
     std::fill(data, data + count, std::numeric_limits<float>::quiet_NaN());
+    std::fill(data + count, data + count + guard_floats, guard);
     return std::shared_ptr<float>(data, [variant = variant(), count](float* p) {
         check_guards(variant, p, count);
         ::operator delete(p - guard_floats, alignment);
